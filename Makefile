@@ -1,0 +1,73 @@
+# Build FFmpeg 9.0.2 with the project's LibTorch backend.
+#   make            build ./ffmpeg and ./ffprobe (configures with defaults first)
+#   make check      FATE tests of the torch backend; last line "N passed, N failed"
+#   make demo       run a shipped model on a generated clip, under build/demo/
+#   make bench      throughput and memory against upstream and LibTorch alone
+# See README.md.
+
+TOP   := $(CURDIR)
+BUILD := $(TOP)/build
+
+-include $(BUILD)/config.mk
+
+TREE     := $(BUILD)/ffmpeg-$(FFMPEG_VERSION)
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+PATCHES  := $(shell sed -e 's/\#.*//' -e '/^ *$$/d' -e 's|^|patches/|' patches/series)
+FATE_ENV := PATH="$(PATH)" CCACHE_NOHASHDIR=1
+PKGCFG   := PKG_CONFIG_PATH="$(NVCODEC_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))"
+
+.PHONY: all ffmpeg-build check check-gpu check-valgrind demo bench clean distclean prepare
+
+all: ffmpeg-build
+
+$(BUILD)/config.mk: configure
+	@if [ -f $@ ]; then \
+	    echo "configure changed: re-running ./configure $(CONFIGURE_ARGS)"; \
+	    ./configure $(CONFIGURE_ARGS); \
+	else ./configure; fi
+
+$(TREE)/.patched: $(BUILD)/config.mk patches/series $(PATCHES) tools/prepare-tree.sh
+	tools/prepare-tree.sh $(TREE) $(FFMPEG_TARBALL)
+	@touch $@
+
+prepare: $(TREE)/.patched
+	@tools/prepare-tree.sh $(TREE) $(FFMPEG_TARBALL)
+
+$(TREE)/ffbuild/config.mak: $(TREE)/.patched $(BUILD)/config.mk
+	cd $(TREE) && $(PKGCFG) ./configure $(FF_FLAGS) > $(BUILD)/ffmpeg-configure.log 2>&1 || \
+	    { tail -n 20 $(BUILD)/ffmpeg-configure.log; rm -f ffbuild/config.mak; \
+	      echo "FFmpeg's configure failed: see build/ffmpeg-configure.log"; exit 1; }
+
+ffmpeg-build: prepare $(TREE)/ffbuild/config.mak
+	+$(FATE_ENV) $(MAKE) -C $(TREE) -j$(JOBS) ffmpeg ffprobe
+	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffmpeg ffmpeg
+	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffprobe ffprobe
+
+check: ffmpeg-build
+	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
+	@$(MAKE) -s -C $(TREE) dnn-torch-testlist
+	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON)
+	@tools/fate-summary.sh $(TREE) dnn-torch
+
+check-gpu: ffmpeg-build
+	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
+	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch fate-dnn-torch-gpu TORCH_PYTHON=$(PYTHON)
+	@tools/fate-summary.sh $(TREE) dnn-torch
+
+check-valgrind: ffmpeg-build
+	@rm -rf $(TREE)/tests/data/fate/dnn-torch-valgrind*
+	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k fate-dnn-torch-valgrind TORCH_PYTHON=$(PYTHON)
+	@tools/fate-summary.sh $(TREE) dnn-torch-valgrind
+
+demo: ffmpeg-build
+	@PYTHON=$(PYTHON) tools/demo.sh $(BUILD)/demo
+
+bench: ffmpeg-build
+	@PYTHON=$(PYTHON) tools/bench.sh
+
+clean:
+	-[ -f $(TREE)/ffbuild/config.mak ] && $(MAKE) -C $(TREE) clean
+	rm -f ffmpeg ffprobe
+
+distclean:
+	rm -rf build ffmpeg ffprobe

@@ -1,0 +1,788 @@
+/*
+ * LibTorch DNN backend
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * DNN backend running TorchScript models through LibTorch.
+ *
+ * Each inference request owns its tensors for its whole life: a grow-only
+ * input store on the model's device, a staging store for frames that live
+ * elsewhere and a grow-only store for the conversion back to 8 bits.  They
+ * are reallocated only when a frame needs more than they hold.
+ *
+ * With async=1 one worker thread per model runs the requests in order; the
+ * filter thread converts the next frame meanwhile.  flush() waits for the
+ * worker, free_model() drains and joins it.  No C++ exception leaves this
+ * file: every entry point catches and returns an AVERROR.
+ */
+
+#include <cstdio>
+#include <torch/script.h>
+#include <torch/cuda.h>
+
+extern "C" {
+#include "libavutil/avassert.h"
+#include "libavutil/mem.h"
+#include "libavutil/opt.h"
+#include "libavutil/pixdesc.h"
+#include "libavutil/thread.h"
+#include "../filters.h"
+#include "dnn_backend_common.h"
+#include "queue.h"
+#include "safe_queue.h"
+}
+
+typedef struct THInferRequest {
+    TaskItem *task;
+    torch::Tensor input;     ///< model input, a view of in_store
+    torch::Tensor output;    ///< model output of the last run
+    torch::Tensor in_store;  ///< grow-only float store on the model's device
+    torch::Tensor stage;     ///< grow-only uint8 store, frame -> device
+    torch::Tensor out_store; ///< grow-only float store for post-processing
+    torch::Tensor out_stage; ///< grow-only uint8 store, device -> frame
+    int ret;
+} THInferRequest;
+
+typedef struct THModel {
+    DNNModel model;
+    DnnContext *ctx;
+    torch::jit::Module *jit_model;
+    c10::DeviceType device_type;
+    int device_index;
+
+    THInferRequest **requests;
+    int nb_requests;
+    SafeQueue *request_queue;   ///< free requests; popping one waits
+    Queue *task_queue;          ///< tasks in submission order
+
+    /* async execution: one worker, guarded by mutex */
+    pthread_t worker;
+    int worker_started;
+    int sync_init;              ///< mutex and cond are initialised
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    Queue *pending;             ///< requests waiting for the worker
+    int inflight;               ///< requests handed to the worker, not done
+    int quit;
+    int error;                  ///< first inference error; sticks
+} THModel;
+
+#define OFFSET(x) offsetof(THOptions, x)
+#define FLAGS AV_OPT_FLAG_FILTERING_PARAM
+static const AVOption dnn_th_options[] = {
+    { "optimize", "turn on graph executor optimization", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS },
+    { NULL }
+};
+
+/* Log a LibTorch exception without its C++ backtrace; return an AVERROR. */
+static int th_error(void *log_ctx, const char *what, const std::exception &e)
+{
+    const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
+    const char *msg = ce ? ce->what_without_backtrace() : e.what();
+
+    if (dynamic_cast<const std::bad_alloc *>(&e)) {
+        av_log(log_ctx, AV_LOG_ERROR, "%s: out of memory\n", what);
+        return AVERROR(ENOMEM);
+    }
+    av_log(log_ctx, AV_LOG_ERROR, "%s: %s\n", what, msg);
+    return AVERROR_EXTERNAL;
+}
+
+static c10::Device th_device(const THModel *th_model)
+{
+    return c10::Device(th_model->device_type, th_model->device_index);
+}
+
+/* Channels a frame of this format gives the model (0: not supported). */
+static int th_format_channels(int format)
+{
+    switch (format) {
+    case AV_PIX_FMT_RGB24:
+    case AV_PIX_FMT_BGR24:
+        return 3;
+    case AV_PIX_FMT_GRAY8:
+    case AV_PIX_FMT_GRAYF32:
+    case AV_PIX_FMT_YUV420P:
+    case AV_PIX_FMT_YUV422P:
+    case AV_PIX_FMT_YUV444P:
+    case AV_PIX_FMT_YUV410P:
+    case AV_PIX_FMT_YUV411P:
+    case AV_PIX_FMT_NV12:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The model's input channels, from the filter's input link when known. */
+static int th_input_channels(const THModel *th_model)
+{
+    AVFilterContext *fctx = th_model->model.filter_ctx;
+    int channels = 0;
+
+    if (fctx && fctx->nb_inputs && fctx->inputs[0])
+        channels = th_format_channels(fctx->inputs[0]->format);
+    return channels ? channels : 3;
+}
+
+/* A view of n elements of a flat store, grown (never shrunk) to hold them. */
+static torch::Tensor th_grow(torch::Tensor &store, int64_t n,
+                             torch::ScalarType type, const c10::Device &device)
+{
+    if (!store.defined() || store.numel() < n ||
+        store.scalar_type() != type || store.device() != device)
+        store = torch::empty({ n }, torch::TensorOptions().dtype(type).device(device));
+    return store.narrow(0, 0, n);
+}
+
+/* Plane 0 of a CPU frame as an H x W x C tensor, without a copy. */
+static torch::Tensor th_frame_view(const AVFrame *frame, int channels)
+{
+    if (frame->format == AV_PIX_FMT_GRAYF32)
+        return torch::from_blob(frame->data[0], { frame->height, frame->width, 1 },
+                                { frame->linesize[0] / 4, 1, 1 }, torch::kFloat32);
+    return torch::from_blob(frame->data[0], { frame->height, frame->width, channels },
+                            { frame->linesize[0], channels, 1 }, torch::kUInt8);
+}
+
+/* Frame channel that carries model channel c (the model always sees RGB). */
+static int th_frame_channel(int format, int c)
+{
+    return format == AV_PIX_FMT_BGR24 ? 2 - c : c;
+}
+
+static int th_check_output(void *log_ctx, const torch::Tensor &out, int format)
+{
+    int channels = th_format_channels(format);
+
+    if (out.dim() != 4) {
+        av_log(log_ctx, AV_LOG_ERROR, "model output has %d dimensions; "
+               "expected 4 (N, C, H, W)\n", (int)out.dim());
+        return AVERROR(EINVAL);
+    }
+    if (out.size(0) != 1) {
+        av_log(log_ctx, AV_LOG_ERROR, "model output has batch size %" PRId64
+               "; expected 1\n", out.size(0));
+        return AVERROR(EINVAL);
+    }
+    if (out.size(1) != channels) {
+        av_log(log_ctx, AV_LOG_ERROR, "model output has %" PRId64 " channel%s, "
+               "%s needs %d\n", out.size(1), out.size(1) == 1 ? "" : "s",
+               av_get_pix_fmt_name((enum AVPixelFormat)format), channels);
+        return AVERROR(EINVAL);
+    }
+    if (!at::isFloatingType(out.scalar_type())) {
+        av_log(log_ctx, AV_LOG_ERROR, "model output is of type %s; "
+               "expected a floating point type\n", c10::toString(out.scalar_type()));
+        return AVERROR(EINVAL);
+    }
+    if (out.size(2) < 1 || out.size(3) < 1 || out.size(2) > INT_MAX / 4 ||
+        out.size(3) > INT_MAX / 4) {
+        av_log(log_ctx, AV_LOG_ERROR, "model output size %" PRId64 "x%" PRId64
+               " is not usable\n", out.size(3), out.size(2));
+        return AVERROR(EINVAL);
+    }
+    return 0;
+}
+
+static int fill_model_input_th(THModel *th_model, THInferRequest *request)
+{
+    AVFrame *in = request->task->in_frame;
+    const c10::Device device = th_device(th_model);
+    int channels = th_format_channels(in->format);
+    torch::Tensor src;
+
+    if (!channels) {
+        av_log(th_model->ctx, AV_LOG_ERROR, "pixel format %s is not supported\n",
+               av_get_pix_fmt_name((enum AVPixelFormat)in->format));
+        return AVERROR(ENOSYS);
+    }
+
+    src = th_frame_view(in, channels);
+    if (!device.is_cpu()) {
+        torch::Tensor staged = th_grow(request->stage, src.numel(), src.scalar_type(), device);
+        staged = staged.view(src.sizes());
+        staged.copy_(src);
+        src = staged;
+    }
+
+    request->input = th_grow(request->in_store, (int64_t)channels * in->height * in->width,
+                             torch::kFloat32, device)
+                     .view({ 1, channels, in->height, in->width });
+    if (in->format == AV_PIX_FMT_GRAYF32) {
+        request->input[0].copy_(src.permute({ 2, 0, 1 }));
+        return 0;
+    }
+    for (int c = 0; c < channels; c++)
+        request->input[0][c].copy_(src.select(2, th_frame_channel(in->format, c)));
+    request->input.div_(255.0);
+    return 0;
+}
+
+/* Give the output frame buffers of the model's output size when it differs. */
+static int th_resize_output_frame(THModel *th_model, AVFrame *out, int width, int height)
+{
+    AVFrame *tmp;
+    int ret;
+
+    if (out->width == width && out->height == height && out->data[0])
+        return 0;
+    if (th_format_channels(out->format) == 1 && out->format != AV_PIX_FMT_GRAY8 &&
+        out->format != AV_PIX_FMT_GRAYF32) {
+        av_log(th_model->ctx, AV_LOG_ERROR, "model output is %dx%d but the output "
+               "frame is %dx%d; a %s stream cannot change size without "
+               "reconfiguring the filter graph\n", width, height, out->width,
+               out->height, av_get_pix_fmt_name((enum AVPixelFormat)out->format));
+        return AVERROR(EINVAL);
+    }
+    av_log(th_model->ctx, AV_LOG_VERBOSE, "frame size changed: output %dx%d -> %dx%d\n",
+           out->width, out->height, width, height);
+    tmp = av_frame_alloc();
+    if (!tmp)
+        return AVERROR(ENOMEM);
+    tmp->format = out->format;
+    tmp->width  = width;
+    tmp->height = height;
+    ret = av_frame_get_buffer(tmp, 0);
+    if (ret >= 0)
+        ret = av_frame_copy_props(tmp, out);
+    if (ret >= 0) {
+        av_frame_unref(out);
+        av_frame_move_ref(out, tmp);
+    }
+    av_frame_free(&tmp);
+    return ret;
+}
+
+static int th_start_inference(void *args)
+{
+    THInferRequest *request = (THInferRequest *)args;
+    THModel *th_model = (THModel *)request->task->model;
+
+    try {
+        torch::NoGradGuard no_grad;
+        std::vector<torch::jit::IValue> inputs{ request->input };
+        torch::jit::IValue result = th_model->jit_model->forward(inputs);
+
+        if (!result.isTensor()) {
+            av_log(th_model->ctx, AV_LOG_ERROR, "model returned a %s, not a tensor\n",
+                   result.tagKind().c_str());
+            return AVERROR(EINVAL);
+        }
+        request->output = result.toTensor();
+    } catch (const std::exception &e) {
+        return th_error(th_model->ctx, "model forward failed", e);
+    }
+    return 0;
+}
+
+/* Write the model output into the output frame; returns an AVERROR. */
+static int infer_completion_callback(THInferRequest *request)
+{
+    TaskItem *task = request->task;
+    THModel *th_model = (THModel *)task->model;
+    AVFrame *out = task->out_frame;
+    const torch::Tensor &y = request->output;
+    int ret, channels, width, height;
+
+    ret = th_check_output(th_model->ctx, y, out->format);
+    if (ret < 0)
+        return ret;
+    channels = (int)y.size(1);
+    height   = (int)y.size(2);
+    width    = (int)y.size(3);
+    ret = th_resize_output_frame(th_model, out, width, height);
+    if (ret < 0)
+        return ret;
+
+    try {
+        torch::NoGradGuard no_grad;
+        torch::Tensor dst = th_frame_view(out, channels);
+        torch::Tensor f;
+
+        if (out->format == AV_PIX_FMT_GRAYF32) {
+            dst.copy_(y[0].permute({ 1, 2, 0 }));
+            return 0;
+        }
+        f = th_grow(request->out_store, (int64_t)channels * height * width,
+                    torch::kFloat32, y.device()).view({ channels, height, width });
+        f.copy_(y[0]);
+        f.mul_(255.0).clamp_(0.0, 255.0).round_();
+        if (!y.device().is_cpu()) {
+            torch::Tensor u8 = th_grow(request->out_stage, f.numel(), torch::kUInt8,
+                                       y.device()).view({ height, width, channels });
+            u8.copy_(f.permute({ 1, 2, 0 }));
+            f = u8.to(torch::kCPU).permute({ 2, 0, 1 });
+        }
+        for (int c = 0; c < channels; c++)
+            dst.select(2, th_frame_channel(out->format, c)).copy_(f[c]);
+    } catch (const std::exception &e) {
+        return th_error(th_model->ctx, "could not write the model output", e);
+    }
+    return 0;
+}
+
+/* Mark a request's task done; called with the mutex held. */
+static void th_complete(THModel *th_model, THInferRequest *request, int ret)
+{
+    request->task->inference_done++;
+    request->ret = ret;
+    if (ret < 0 && !th_model->error)
+        th_model->error = ret;
+}
+
+static void *th_worker(void *arg)
+{
+    THModel *th_model = (THModel *)arg;
+
+    pthread_mutex_lock(&th_model->mutex);
+    for (;;) {
+        THInferRequest *request;
+        int ret;
+
+        while (!th_model->quit && !ff_queue_size(th_model->pending))
+            pthread_cond_wait(&th_model->cond, &th_model->mutex);
+        request = (THInferRequest *)ff_queue_pop_front(th_model->pending);
+        if (!request)
+            break;
+        pthread_mutex_unlock(&th_model->mutex);
+
+        ret = th_start_inference(request);
+        if (!ret)
+            ret = infer_completion_callback(request);
+
+        pthread_mutex_lock(&th_model->mutex);
+        th_complete(th_model, request, ret);
+        th_model->inflight--;
+        pthread_cond_broadcast(&th_model->cond);
+        pthread_mutex_unlock(&th_model->mutex);
+        ff_safe_queue_push_back(th_model->request_queue, request);
+        pthread_mutex_lock(&th_model->mutex);
+    }
+    pthread_mutex_unlock(&th_model->mutex);
+    return NULL;
+}
+
+/*
+ * Convert the frame, queue the task, then run it here (sync) or hand it to
+ * the worker (async).  Returns 1 with the task queued (the backend owns its
+ * frames from then on, even on error), 0 or an AVERROR without.
+ */
+static int execute_model_th(THModel *th_model, THInferRequest *request, int *queued)
+{
+    TaskItem *task = request->task;
+    int ret;
+
+    *queued = 0;
+    try {
+        torch::NoGradGuard no_grad;
+        ret = fill_model_input_th(th_model, request);
+    } catch (const std::exception &e) {
+        ret = th_error(th_model->ctx, "could not convert the frame", e);
+    }
+    if (ret < 0)
+        return ret;
+
+    pthread_mutex_lock(&th_model->mutex);
+    ret = ff_queue_push_back(th_model->task_queue, task);
+    pthread_mutex_unlock(&th_model->mutex);
+    if (ret < 0)
+        return ret;
+    *queued = 1;
+
+    if (task->async) {
+        pthread_mutex_lock(&th_model->mutex);
+        ret = ff_queue_push_back(th_model->pending, request);
+        if (ret >= 0) {
+            th_model->inflight++;
+            pthread_cond_signal(&th_model->cond);
+        } else {
+            th_complete(th_model, request, ret);
+        }
+        pthread_mutex_unlock(&th_model->mutex);
+        if (ret < 0)
+            ff_safe_queue_push_back(th_model->request_queue, request);
+        return ret < 0 ? ret : 0;
+    }
+
+    ret = th_start_inference(request);
+    if (!ret)
+        ret = infer_completion_callback(request);
+    pthread_mutex_lock(&th_model->mutex);
+    th_complete(th_model, request, ret);
+    pthread_mutex_unlock(&th_model->mutex);
+    ff_safe_queue_push_back(th_model->request_queue, request);
+    return ret;
+}
+
+static int get_input_th(DNNModel *model, DNNData *input, const char *input_name)
+{
+    THModel *th_model = (THModel *)model;
+
+    input->dt       = DNN_FLOAT;
+    input->order    = DCO_RGB;
+    input->layout   = DL_NCHW;
+    input->dims[0]  = 1;
+    input->dims[1]  = th_input_channels(th_model);
+    input->dims[2]  = -1;
+    input->dims[3]  = -1;
+    return 0;
+}
+
+/* Run the model once on a blank input to learn its output size. */
+static int get_output_th(DNNModel *model, const char *input_name, int input_width,
+                         int input_height, const char *output_name,
+                         int *output_width, int *output_height)
+{
+    THModel *th_model = (THModel *)model;
+    AVFilterContext *fctx = model->filter_ctx;
+    int channels = th_input_channels(th_model);
+    int format = fctx && fctx->nb_inputs && fctx->inputs[0] ?
+                 fctx->inputs[0]->format : AV_PIX_FMT_RGB24;
+    int ret;
+
+    if (!th_format_channels(format))
+        format = AV_PIX_FMT_RGB24;
+
+    try {
+        torch::NoGradGuard no_grad;
+        std::vector<torch::jit::IValue> inputs{
+            torch::zeros({ 1, channels, input_height, input_width },
+                         torch::TensorOptions().device(th_device(th_model))) };
+        torch::jit::IValue result = th_model->jit_model->forward(inputs);
+        torch::Tensor y;
+
+        if (!result.isTensor()) {
+            av_log(th_model->ctx, AV_LOG_ERROR, "model returned a %s, not a tensor\n",
+                   result.tagKind().c_str());
+            return AVERROR(EINVAL);
+        }
+        y = result.toTensor();
+        ret = th_check_output(th_model->ctx, y, format);
+        if (ret < 0)
+            return ret;
+        *output_width  = (int)y.size(3);
+        *output_height = (int)y.size(2);
+    } catch (const std::exception &e) {
+        char what[128];
+        snprintf(what, sizeof(what), "model failed on a %dx%dx%d probe input",
+                 channels, input_width, input_height);
+        return th_error(th_model->ctx, what, e);
+    }
+    return 0;
+}
+
+static int th_parse_device(DnnContext *ctx, THModel *th_model)
+{
+    const char *name = ctx->device ? ctx->device : "cpu";
+
+    try {
+        c10::Device device(name);
+
+        if (device.is_cuda()) {
+            int count = (int)torch::cuda::device_count();
+            if (!torch::cuda::is_available() || !count) {
+                av_log(ctx, AV_LOG_ERROR, "device '%s' asked for, but LibTorch "
+                       "finds no CUDA device%s\n", name,
+#if CONFIG_LIBTORCH_CUDA
+                       ""
+#else
+                       " (FFmpeg was built without --enable-libtorch-cuda)"
+#endif
+                       );
+                return AVERROR(ENODEV);
+            }
+            if (!device.has_index())
+                device.set_index(ctx->device_id);
+            if (device.index() >= count) {
+                av_log(ctx, AV_LOG_ERROR, "device cuda:%d does not exist; "
+                       "LibTorch sees %d CUDA device%s\n", device.index(), count,
+                       count == 1 ? "" : "s");
+                return AVERROR(ENODEV);
+            }
+        } else if (device.is_xpu()) {
+            if (!at::hasXPU()) {
+                av_log(ctx, AV_LOG_ERROR, "device '%s' asked for, but LibTorch "
+                       "finds no XPU device\n", name);
+                return AVERROR(ENODEV);
+            }
+        } else if (!device.is_cpu()) {
+            av_log(ctx, AV_LOG_ERROR, "device '%s' is not supported; use cpu, "
+                   "cuda, cuda:N or xpu\n", name);
+            return AVERROR(EINVAL);
+        }
+        th_model->device_type  = device.type();
+        th_model->device_index = device.has_index() ? device.index() : -1;
+    } catch (const std::exception &e) {
+        av_log(ctx, AV_LOG_ERROR, "device '%s' is not a device name; use cpu, "
+               "cuda, cuda:N or xpu\n", name);
+        return AVERROR(EINVAL);
+    }
+    return 0;
+}
+
+static void th_free_requests(THModel *th_model)
+{
+    for (int i = 0; i < th_model->nb_requests; i++)
+        delete th_model->requests[i];
+    av_freep(&th_model->requests);
+    th_model->nb_requests = 0;
+}
+
+static void dnn_free_model_th(DNNModel **model)
+{
+    THModel *th_model;
+    TaskItem *task;
+
+    if (!model || !*model)
+        return;
+    th_model = (THModel *)*model;
+
+    if (th_model->worker_started) {
+        /* the worker runs every pending request before it sees quit */
+        pthread_mutex_lock(&th_model->mutex);
+        th_model->quit = 1;
+        pthread_cond_broadcast(&th_model->cond);
+        pthread_mutex_unlock(&th_model->mutex);
+        pthread_join(th_model->worker, NULL);
+    }
+    if (th_model->pending)
+        ff_queue_destroy(th_model->pending);
+    if (th_model->sync_init) {
+        pthread_mutex_destroy(&th_model->mutex);
+        pthread_cond_destroy(&th_model->cond);
+    }
+
+    while (th_model->task_queue && (task = (TaskItem *)ff_queue_pop_front(th_model->task_queue))) {
+        av_frame_free(&task->in_frame);
+        av_frame_free(&task->out_frame);
+        av_freep(&task);
+    }
+    ff_queue_destroy(th_model->task_queue);
+    ff_safe_queue_destroy(th_model->request_queue);
+    th_free_requests(th_model);
+
+    try {
+        delete th_model->jit_model;
+    } catch (const std::exception &e) {
+        th_error(th_model->ctx, "could not free the model", e);
+    }
+    av_freep(model);
+}
+
+static int th_load_module(DnnContext *ctx, THModel *th_model)
+{
+    FILE *f = fopen(ctx->model_filename, "rb");
+
+    if (!f) {
+        int err = errno;
+        av_log(ctx, AV_LOG_ERROR, "cannot open model file '%s': %s\n",
+               ctx->model_filename, strerror(err));
+        return AVERROR(err);
+    }
+    fclose(f);
+
+    try {
+        th_model->jit_model = new torch::jit::Module(
+            torch::jit::load(ctx->model_filename, th_device(th_model)));
+        th_model->jit_model->eval();
+        torch::jit::setGraphExecutorOptimize(!!ctx->torch_option.optimize);
+    } catch (const std::exception &e) {
+        char what[256];
+        snprintf(what, sizeof(what), "could not load TorchScript model '%s'",
+                 ctx->model_filename);
+        return th_error(ctx, what, e);
+    }
+    return 0;
+}
+
+static int th_init_requests(DnnContext *ctx, THModel *th_model)
+{
+    if (ctx->nireq <= 0)
+        ctx->nireq = ctx->async ? 2 : 1;
+
+    if (pthread_mutex_init(&th_model->mutex, NULL))
+        return AVERROR(ENOMEM);
+    if (pthread_cond_init(&th_model->cond, NULL)) {
+        pthread_mutex_destroy(&th_model->mutex);
+        return AVERROR(ENOMEM);
+    }
+    th_model->sync_init = 1;
+
+    th_model->request_queue = ff_safe_queue_create();
+    th_model->task_queue    = ff_queue_create();
+    th_model->requests      = (THInferRequest **)av_calloc(ctx->nireq, sizeof(*th_model->requests));
+    if (!th_model->request_queue || !th_model->task_queue || !th_model->requests)
+        return AVERROR(ENOMEM);
+
+    for (int i = 0; i < ctx->nireq; i++) {
+        THInferRequest *request = new (std::nothrow) THInferRequest();
+        if (!request)
+            return AVERROR(ENOMEM);
+        th_model->requests[th_model->nb_requests++] = request;
+        if (ff_safe_queue_push_back(th_model->request_queue, request) < 0)
+            return AVERROR(ENOMEM);
+    }
+
+    if (!ctx->async)
+        return 0;
+    th_model->pending = ff_queue_create();
+    if (!th_model->pending)
+        return AVERROR(ENOMEM);
+    if (pthread_create(&th_model->worker, NULL, th_worker, th_model)) {
+        av_log(ctx, AV_LOG_ERROR, "could not start the inference thread\n");
+        return AVERROR(EAGAIN);
+    }
+    th_model->worker_started = 1;
+    return 0;
+}
+
+static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
+                                   AVFilterContext *filter_ctx)
+{
+    THModel *th_model;
+    DNNModel *model;
+
+    if (func_type != DFT_PROCESS_FRAME) {
+        av_log(ctx, AV_LOG_ERROR, "the torch backend only processes whole frames "
+               "(dnn_processing)\n");
+        return NULL;
+    }
+
+    th_model = (THModel *)av_mallocz(sizeof(*th_model));
+    if (!th_model)
+        return NULL;
+    model = &th_model->model;
+    th_model->ctx = ctx;
+    model->filter_ctx = filter_ctx;
+    model->func_type  = func_type;
+    model->get_input  = &get_input_th;
+    model->get_output = &get_output_th;
+    th_model->device_type = c10::DeviceType::CPU;
+    th_model->device_index = -1;
+
+    if (th_parse_device(ctx, th_model) < 0 ||
+        th_load_module(ctx, th_model) < 0 ||
+        th_init_requests(ctx, th_model) < 0)
+        goto fail;
+
+    av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s, %s, %d request%s\n",
+           ctx->model_filename, th_device(th_model).str().c_str(),
+           ctx->async ? "async" : "sync", ctx->nireq, ctx->nireq == 1 ? "" : "s");
+    return model;
+
+fail:
+    dnn_free_model_th(&model);
+    return NULL;
+}
+
+static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_params)
+{
+    THModel *th_model = (THModel *)model;
+    DnnContext *ctx = th_model->ctx;
+    THInferRequest *request;
+    TaskItem *task;
+    int ret, queued;
+
+    ret = ff_check_exec_params(ctx, DNN_TH, model->func_type, exec_params);
+    if (ret < 0)
+        return ret;
+
+    pthread_mutex_lock(&th_model->mutex);
+    ret = th_model->error;
+    pthread_mutex_unlock(&th_model->mutex);
+    if (ret < 0)
+        return ret;
+
+    task = (TaskItem *)av_mallocz(sizeof(*task));
+    if (!task)
+        return AVERROR(ENOMEM);
+    ret = ff_dnn_fill_task(task, exec_params, th_model, ctx->async, 1);
+    if (ret < 0) {
+        av_freep(&task);
+        return ret;
+    }
+    task->inference_todo = 1;
+
+    request = (THInferRequest *)ff_safe_queue_pop_front(th_model->request_queue);
+    request->task = task;
+    ret = execute_model_th(th_model, request, &queued);
+    if (ret < 0 && !queued) {
+        /* never queued: the caller keeps its frames */
+        request->task = NULL;
+        av_freep(&task);
+        ff_safe_queue_push_back(th_model->request_queue, request);
+    }
+    return ret;
+}
+
+static DNNAsyncStatusType dnn_get_result_th(const DNNModel *model, AVFrame **in, AVFrame **out)
+{
+    THModel *th_model = (THModel *)model;
+    DNNAsyncStatusType status;
+    TaskItem *task;
+
+    pthread_mutex_lock(&th_model->mutex);
+    task = (TaskItem *)ff_queue_peek_front(th_model->task_queue);
+    if (th_model->error)
+        status = DAST_FAIL;     /* frames left are freed with the model */
+    else if (!task)
+        status = DAST_EMPTY_QUEUE;
+    else if (task->inference_done != task->inference_todo)
+        status = DAST_NOT_READY;
+    else
+        status = DAST_SUCCESS;
+    if (status == DAST_SUCCESS)
+        ff_queue_pop_front(th_model->task_queue);
+    pthread_mutex_unlock(&th_model->mutex);
+
+    if (status != DAST_SUCCESS)
+        return status;
+    *in  = task->in_frame;
+    *out = task->out_frame;
+    av_freep(&task);
+    return DAST_SUCCESS;
+}
+
+/* Wait until every submitted frame is done: no polling needed afterwards. */
+static int dnn_flush_th(const DNNModel *model)
+{
+    THModel *th_model = (THModel *)model;
+    int ret;
+
+    if (!th_model->worker_started)
+        return 0;
+    pthread_mutex_lock(&th_model->mutex);
+    while (th_model->inflight > 0)
+        pthread_cond_wait(&th_model->cond, &th_model->mutex);
+    ret = th_model->error;
+    pthread_mutex_unlock(&th_model->mutex);
+    return ret;
+}
+
+extern const DNNModule ff_dnn_backend_torch = {
+    .clazz          = DNN_DEFINE_CLASS(dnn_th),
+    .type           = DNN_TH,
+    .load_model     = dnn_load_model_th,
+    .execute_model  = dnn_execute_model_th,
+    .get_result     = dnn_get_result_th,
+    .flush          = dnn_flush_th,
+    .free_model     = dnn_free_model_th,
+};

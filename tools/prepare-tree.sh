@@ -1,0 +1,66 @@
+#!/bin/sh
+# Prepare the FFmpeg tree under build/: unpack the pinned tarball, apply
+# patches/series (quilt when present, else patch), link our own files over it.
+#
+# usage: prepare-tree.sh TREE TARBALL [pristine]
+# With "pristine", no patch is applied and no file linked (the baseline).
+set -e
+
+tree=$1 tarball=$2 mode=${3:-ours}
+top=$(cd "$(dirname "$0")/.." && pwd)
+patches=$top/patches
+
+die() { echo "prepare-tree: $*" >&2; exit 1; }
+
+sum=$(cat "$patches/series" $(sed -e 's/#.*//' -e '/^ *$/d' -e "s|^|$patches/|" "$patches/series") | sha256sum | cut -d' ' -f1)
+[ "$mode" = pristine ] && sum=pristine
+
+unpack() {
+    rm -rf "$tree" "$tree.part"
+    mkdir -p "$tree.part"
+    tar -xJf "$tarball" -C "$tree.part" --strip-components=1 ||
+        { rm -rf "$tree.part"; die "could not unpack $tarball"; }
+    mv "$tree.part" "$tree"
+    echo none > "$tree/.patched"
+}
+
+[ -f "$tree/.patched" ] || unpack
+
+if [ "$(cat "$tree/.patched")" != "$sum" ]; then
+    if [ "$mode" != pristine ]; then
+        if command -v quilt >/dev/null 2>&1; then
+            ( cd "$tree"
+              export QUILT_PATCHES="$patches" QUILT_PC=.pc
+              [ -d .pc ] && quilt pop -a -f -q >/dev/null 2>&1 || true
+              quilt push -a -q >/dev/null ) || {
+                echo none > "$tree/.patched"
+                die "a patch in patches/series does not apply; see 'quilt push' in $tree"
+              }
+        else
+            [ "$(cat "$tree/.patched")" = none ] || unpack
+            for p in $(sed -e 's/#.*//' -e '/^ *$/d' "$patches/series"); do
+                patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$patches/$p" ||
+                    { rm -rf "$tree"; die "$p does not apply"; }
+            done
+        fi
+    fi
+    echo "$sum" > "$tree/.patched"
+fi
+
+[ "$mode" = pristine ] && exit 0
+
+# Link our own files (at FFmpeg's paths) over the tree; an edit to one of them
+# is then seen by FFmpeg's make at once.
+cd "$top"
+find libavfilter libavutil libavcodec libavformat tests doc/examples -type f 2>/dev/null |
+while read -r f; do
+    dest=$tree/$f
+    [ -L "$dest" ] && [ "$(readlink "$dest")" = "$top/$f" ] && continue
+    mkdir -p "$(dirname "$dest")"
+    rm -f "$dest"
+    ln -s "$top/$f" "$dest"
+done
+# drop links to files we no longer have
+find "$tree" -type l | while read -r l; do
+    case $(readlink "$l") in "$top"/*) [ -e "$l" ] || rm -f "$l" ;; esac
+done
