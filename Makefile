@@ -20,11 +20,18 @@ PKGCFG   := PKG_CONFIG_PATH="$(NVCODEC_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_
 
 all: ffmpeg-build
 
+# Unconfigured, "make" builds the full profile (what users get); the test,
+# demo and bench goals build the lean one (only what they need).
+AUTO_PROFILE := $(if $(filter-out all ffmpeg-build,$(or $(MAKECMDGOALS),all)),lean,full)
+
 $(BUILD)/config.mk: configure
 	@if [ -f $@ ]; then \
 	    echo "configure changed: re-running ./configure $(CONFIGURE_ARGS)"; \
 	    ./configure $(CONFIGURE_ARGS); \
-	else ./configure; fi
+	else \
+	    echo "not configured yet: running ./configure --profile=$(AUTO_PROFILE)"; \
+	    ./configure --profile=$(AUTO_PROFILE); \
+	fi
 
 $(TREE)/.patched: $(BUILD)/config.mk patches/series $(PATCHES) tools/prepare-tree.sh
 	tools/prepare-tree.sh $(TREE) $(FFMPEG_TARBALL)
