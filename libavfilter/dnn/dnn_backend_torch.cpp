@@ -49,6 +49,11 @@ extern "C" {
 #include "safe_queue.h"
 }
 
+#define TH_CUDA_FRAMES (CONFIG_LIBTORCH_CUDA && CONFIG_CUDA)
+#if TH_CUDA_FRAMES
+#include "dnn_backend_torch_cuda.h"
+#endif
+
 typedef struct THInferRequest {
     TaskItem *task;
     torch::Tensor input;     ///< model input, a view of in_store
@@ -82,6 +87,10 @@ typedef struct THModel {
     int inflight;               ///< requests handed to the worker, not done
     int quit;
     int error;                  ///< first inference error; sticks
+
+#if TH_CUDA_FRAMES
+    THCuda *cuda;               ///< set when the input link has CUDA frames
+#endif
 } THModel;
 
 #define OFFSET(x) offsetof(THOptions, x)
@@ -116,6 +125,10 @@ static int th_format_channels(int format)
     switch (format) {
     case AV_PIX_FMT_RGB24:
     case AV_PIX_FMT_BGR24:
+    case AV_PIX_FMT_RGB0:   /* these four only as sw_format of CUDA frames */
+    case AV_PIX_FMT_BGR0:
+    case AV_PIX_FMT_0RGB:
+    case AV_PIX_FMT_0BGR:
         return 3;
     case AV_PIX_FMT_GRAY8:
     case AV_PIX_FMT_GRAYF32:
@@ -339,6 +352,49 @@ static int infer_completion_callback(THInferRequest *request)
     return 0;
 }
 
+#if TH_CUDA_FRAMES
+/* A CUDA frame: map, run and write back in VRAM, ordered on the GPU. */
+static int th_run_cuda(THModel *th_model, THInferRequest *request)
+{
+    TaskItem *task = request->task;
+
+    return ff_dnn_th_cuda_run(th_model->cuda, [&]() -> int {
+        torch::NoGradGuard no_grad;
+        int ret = ff_dnn_th_cuda_frame_to_tensor(th_model->cuda, task->in_frame,
+                                                 request->in_store, request->input);
+        if (!ret)
+            ret = th_start_inference(request);
+        if (!ret)
+            ret = th_check_output(th_model->ctx, request->output,
+                                  ff_dnn_th_cuda_sw_format(th_model->cuda));
+        if (!ret)
+            ret = ff_dnn_th_cuda_tensor_to_frame(th_model->cuda, request->output,
+                                                 request->out_store, task->out_frame);
+        return ret;
+    });
+}
+#endif
+
+static int th_is_cuda_frame(const AVFrame *frame)
+{
+    return frame->format == AV_PIX_FMT_CUDA;
+}
+
+/* Run a converted request: inference and writing the output frame. */
+static int th_run_request(THModel *th_model, THInferRequest *request)
+{
+    int ret;
+
+#if TH_CUDA_FRAMES
+    if (th_is_cuda_frame(request->task->in_frame))
+        return th_run_cuda(th_model, request);
+#endif
+    ret = th_start_inference(request);
+    if (!ret)
+        ret = infer_completion_callback(request);
+    return ret;
+}
+
 /* Mark a request's task done; called with the mutex held. */
 static void th_complete(THModel *th_model, THInferRequest *request, int ret)
 {
@@ -364,9 +420,7 @@ static void *th_worker(void *arg)
             break;
         pthread_mutex_unlock(&th_model->mutex);
 
-        ret = th_start_inference(request);
-        if (!ret)
-            ret = infer_completion_callback(request);
+        ret = th_run_request(th_model, request);
 
         pthread_mutex_lock(&th_model->mutex);
         th_complete(th_model, request, ret);
@@ -391,14 +445,22 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     int ret;
 
     *queued = 0;
-    try {
-        torch::NoGradGuard no_grad;
-        ret = fill_model_input_th(th_model, request);
-    } catch (const std::exception &e) {
-        ret = th_error(th_model->ctx, "could not convert the frame", e);
+    if (th_is_cuda_frame(task->in_frame)) {
+#if !TH_CUDA_FRAMES
+        av_log(th_model->ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built "
+               "with --enable-libtorch-cuda and CUDA\n");
+        return AVERROR(ENOSYS);
+#endif
+    } else {
+        try {
+            torch::NoGradGuard no_grad;
+            ret = fill_model_input_th(th_model, request);
+        } catch (const std::exception &e) {
+            ret = th_error(th_model->ctx, "could not convert the frame", e);
+        }
+        if (ret < 0)
+            return ret;
     }
-    if (ret < 0)
-        return ret;
 
     pthread_mutex_lock(&th_model->mutex);
     ret = ff_queue_push_back(th_model->task_queue, task);
@@ -422,9 +484,7 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
         return ret < 0 ? ret : 0;
     }
 
-    ret = th_start_inference(request);
-    if (!ret)
-        ret = infer_completion_callback(request);
+    ret = th_run_request(th_model, request);
     pthread_mutex_lock(&th_model->mutex);
     th_complete(th_model, request, ret);
     pthread_mutex_unlock(&th_model->mutex);
@@ -432,9 +492,51 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     return ret;
 }
 
+/*
+ * CUDA frames on the input link: the model moves to the frames' device,
+ * which an explicit device option must name.
+ */
+static int th_setup_cuda(THModel *th_model)
+{
+    AVFilterContext *fctx = th_model->model.filter_ctx;
+    DnnContext *ctx = th_model->ctx;
+    int index = 0, ret;
+
+    if (!fctx || !fctx->nb_inputs || !fctx->inputs[0] ||
+        fctx->inputs[0]->format != AV_PIX_FMT_CUDA)
+        return 0;
+#if TH_CUDA_FRAMES
+    ret = ff_dnn_th_cuda_init(&th_model->cuda, ctx, fctx->inputs[0], &index);
+    if (ret < 0)
+        return ret;
+    if (ctx->device && (th_model->device_type != c10::DeviceType::CUDA ||
+                        (th_model->device_index >= 0 && th_model->device_index != index))) {
+        av_log(ctx, AV_LOG_ERROR, "device=%s, but the CUDA frames are on cuda:%d; "
+               "drop the device option or make it cuda:%d\n", ctx->device, index, index);
+        return AVERROR(EINVAL);
+    }
+    try {
+        th_model->jit_model->to(c10::Device(c10::DeviceType::CUDA, index));
+    } catch (const std::exception &e) {
+        return th_error(ctx, "could not move the model to the frames' device", e);
+    }
+    th_model->device_type  = c10::DeviceType::CUDA;
+    th_model->device_index = index;
+    return 0;
+#else
+    av_log(ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built with "
+           "--enable-libtorch-cuda and CUDA; put hwdownload before the filter\n");
+    return AVERROR(ENOSYS);
+#endif
+}
+
 static int get_input_th(DNNModel *model, DNNData *input, const char *input_name)
 {
     THModel *th_model = (THModel *)model;
+    int ret = th_setup_cuda(th_model);
+
+    if (ret < 0)
+        return ret;
 
     input->dt       = DNN_FLOAT;
     input->order    = DCO_RGB;
@@ -458,6 +560,10 @@ static int get_output_th(DNNModel *model, const char *input_name, int input_widt
                  fctx->inputs[0]->format : AV_PIX_FMT_RGB24;
     int ret;
 
+#if TH_CUDA_FRAMES
+    if (th_model->cuda)
+        format = ff_dnn_th_cuda_sw_format(th_model->cuda);
+#endif
     if (!th_format_channels(format))
         format = AV_PIX_FMT_RGB24;
 
@@ -578,6 +684,9 @@ static void dnn_free_model_th(DNNModel **model)
     ff_queue_destroy(th_model->task_queue);
     ff_safe_queue_destroy(th_model->request_queue);
     th_free_requests(th_model);
+#if TH_CUDA_FRAMES
+    ff_dnn_th_cuda_uninit(&th_model->cuda);
+#endif
 
     try {
         delete th_model->jit_model;

@@ -1,0 +1,300 @@
+/*
+ * LibTorch DNN backend: CUDA frames without host copies
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * CUDA frames through a TorchScript model, never leaving VRAM.
+ *
+ * The frame's device pointer is wrapped with torch::from_blob (strides from
+ * linesize), converted to a float NCHW tensor on the GPU, and the model
+ * output is written device to device into the output frame.
+ *
+ * LibTorch works in the device's primary context.  When FFmpeg uses it too
+ * (primary_ctx=1), LibTorch runs on FFmpeg's own stream.  Otherwise the two
+ * contexts' streams are ordered with events: a kernel in the primary context
+ * reads memory of FFmpeg's context on the same device directly.
+ */
+
+#include <c10/cuda/CUDAStream.h>
+
+extern "C" {
+#include "libavutil/hwcontext.h"
+#include "libavutil/mem.h"
+#include "libavutil/pixdesc.h"
+#include "../filters.h"
+#include "dnn_backend_torch_cudactx.h"
+}
+
+#include "dnn_backend_torch_cuda.h"
+
+struct THCuda {
+    void *log_ctx;
+    THCudaCtx *ctx;         ///< FFmpeg's context, stream and events
+    enum AVPixelFormat sw_format;
+    int bpp;                ///< bytes per pixel
+    int rgb[3];             ///< byte of R, G and B in a pixel
+    int pad;                ///< padding byte, or -1
+    int device_index;
+    int primary;            ///< FFmpeg works in the primary context
+    cudaStream_t stream;    ///< where LibTorch works
+};
+
+/* Pushes FFmpeg's CUDA context for the scope, pops it at the end. */
+class THCudaPush {
+public:
+    explicit THCudaPush(THCudaCtx *ctx) : ctx(ctx)
+    {
+        ok = ff_dnn_th_cudactx_push(ctx) >= 0;
+    }
+    ~THCudaPush()
+    {
+        if (ok)
+            ff_dnn_th_cudactx_pop(ctx);
+    }
+    bool ok;
+private:
+    THCudaCtx *ctx;
+};
+
+/*
+ * Makes a stream LibTorch's current one on its device for the scope.
+ * (c10's CUDAStreamGuard would tie this unit to libcudart.)
+ */
+class THStreamScope {
+public:
+    explicit THStreamScope(c10::cuda::CUDAStream stream)
+        : prev(c10::cuda::getCurrentCUDAStream(stream.device_index()))
+    {
+        c10::cuda::setCurrentCUDAStream(stream);
+    }
+    ~THStreamScope()
+    {
+        c10::cuda::setCurrentCUDAStream(prev);
+    }
+private:
+    c10::cuda::CUDAStream prev;
+};
+
+static int th_cuda_layout(THCuda *cuda)
+{
+    static const struct {
+        enum AVPixelFormat fmt;
+        int bpp, r, g, b, pad;
+    } layouts[] = {
+        { AV_PIX_FMT_RGB24, 3, 0, 1, 2, -1 },
+        { AV_PIX_FMT_BGR24, 3, 2, 1, 0, -1 },
+        { AV_PIX_FMT_RGB0,  4, 0, 1, 2,  3 },
+        { AV_PIX_FMT_BGR0,  4, 2, 1, 0,  3 },
+        { AV_PIX_FMT_0RGB,  4, 1, 2, 3,  0 },
+        { AV_PIX_FMT_0BGR,  4, 3, 2, 1,  0 },
+    };
+
+    for (size_t i = 0; i < FF_ARRAY_ELEMS(layouts); i++) {
+        if (layouts[i].fmt != cuda->sw_format)
+            continue;
+        cuda->bpp    = layouts[i].bpp;
+        cuda->rgb[0] = layouts[i].r;
+        cuda->rgb[1] = layouts[i].g;
+        cuda->rgb[2] = layouts[i].b;
+        cuda->pad    = layouts[i].pad;
+        return 0;
+    }
+    av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA frames of sw_format %s are not "
+           "supported by the torch backend\n", av_get_pix_fmt_name(cuda->sw_format));
+    return AVERROR(ENOSYS);
+}
+
+int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlink,
+                        int *device_index)
+{
+    FilterLink *l = ff_filter_link((AVFilterLink *)inlink);
+    THCuda *cuda;
+    int ret;
+
+    ff_dnn_th_cuda_uninit(pcuda);
+    if (!l->hw_frames_ctx) {
+        av_log(log_ctx, AV_LOG_ERROR, "CUDA frames without a frames context\n");
+        return AVERROR(EINVAL);
+    }
+
+    cuda = (THCuda *)av_mallocz(sizeof(*cuda));
+    if (!cuda)
+        return AVERROR(ENOMEM);
+    *pcuda = cuda;
+    cuda->log_ctx   = log_ctx;
+    cuda->sw_format = ((AVHWFramesContext *)l->hw_frames_ctx->data)->sw_format;
+    ret = th_cuda_layout(cuda);
+    if (ret < 0)
+        return ret;
+    ret = ff_dnn_th_cudactx_init(&cuda->ctx, log_ctx, l->hw_frames_ctx,
+                                 &cuda->device_index, &cuda->primary);
+    if (ret < 0)
+        return ret;
+
+    try {
+        c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
+        cuda->stream = cuda->primary ?
+                       (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx) :
+                       c10::cuda::getStreamFromPool(false, index).stream();
+    } catch (const std::exception &e) {
+        av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
+               cuda->device_index, e.what());
+        return AVERROR_EXTERNAL;
+    }
+
+    av_log(log_ctx, AV_LOG_VERBOSE, "CUDA frames (%s) on cuda:%d, %s\n",
+           av_get_pix_fmt_name(cuda->sw_format), cuda->device_index,
+           cuda->primary ? "FFmpeg uses the primary context: LibTorch runs on "
+                           "FFmpeg's stream" :
+                           "FFmpeg uses its own context: mapped without a copy, "
+                           "streams ordered with events");
+    *device_index = cuda->device_index;
+    return 0;
+}
+
+void ff_dnn_th_cuda_uninit(THCuda **pcuda)
+{
+    if (!*pcuda)
+        return;
+    ff_dnn_th_cudactx_uninit(&(*pcuda)->ctx);
+    av_freep(pcuda);
+}
+
+enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda)
+{
+    return cuda->sw_format;
+}
+
+int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work)
+{
+    c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
+    int ret;
+
+    try {
+        if (cuda->primary) {
+            THCudaPush push(cuda->ctx);
+            if (!push.ok)
+                return AVERROR_EXTERNAL;
+            THStreamScope scope(cuda->stream ?
+                c10::cuda::getStreamFromExternal(cuda->stream, index) :
+                c10::cuda::getDefaultCUDAStream(index));
+            return work();
+        }
+
+        ret = ff_dnn_th_cudactx_wait_frames(cuda->ctx, cuda->stream);
+        if (ret < 0)
+            return ret;
+        {
+            THStreamScope scope(c10::cuda::getStreamFromExternal(cuda->stream, index));
+            ret = work();
+        }
+    } catch (const std::exception &e) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA stream setup failed: %s\n", e.what());
+        return AVERROR_EXTERNAL;
+    }
+    /* even after a failed run, later work on FFmpeg's stream waits for ours */
+    if (ff_dnn_th_cudactx_signal_frames(cuda->ctx, cuda->stream) < 0)
+        return AVERROR_EXTERNAL;
+    return ret;
+}
+
+/* The frame's plane as an H x W x bpp uint8 tensor in VRAM, padding respected. */
+static torch::Tensor th_cuda_view(const THCuda *cuda, const AVFrame *frame)
+{
+    return torch::from_blob(frame->data[0], { frame->height, frame->width, cuda->bpp },
+                            { frame->linesize[0], cuda->bpp, 1 },
+                            torch::TensorOptions().dtype(torch::kUInt8)
+                                .device(torch::kCUDA, cuda->device_index));
+}
+
+/* R, G, B of a pixel in increasing byte order: one strided view does it. */
+static bool th_cuda_rgb_order(const THCuda *cuda)
+{
+    return cuda->rgb[1] == cuda->rgb[0] + 1 && cuda->rgb[2] == cuda->rgb[0] + 2;
+}
+
+int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame,
+                                   torch::Tensor &store, torch::Tensor &input)
+{
+    const int64_t h = frame->height, w = frame->width;
+
+    try {
+        torch::Tensor src = th_cuda_view(cuda, frame);
+
+        if (!store.defined() || store.numel() < 3 * h * w || !store.is_cuda())
+            store = torch::empty({ 3 * h * w }, torch::TensorOptions()
+                                 .device(torch::kCUDA, cuda->device_index));
+        input = store.narrow(0, 0, 3 * h * w).view({ 1, 3, h, w });
+        if (th_cuda_rgb_order(cuda)) {
+            input[0].copy_(src.narrow(2, cuda->rgb[0], 3).permute({ 2, 0, 1 }));
+        } else {
+            for (int c = 0; c < 3; c++)
+                input[0][c].copy_(src.select(2, cuda->rgb[c]));
+        }
+        input.div_(255.0);
+    } catch (const std::exception &e) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n", e.what());
+        return AVERROR_EXTERNAL;
+    }
+    return 0;
+}
+
+int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
+                                   torch::Tensor &store, AVFrame *frame)
+{
+    const int64_t h = output.size(2), w = output.size(3);
+
+    if (h != frame->height || w != frame->width) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "model output is %" PRId64 "x%" PRId64
+               " but the output CUDA frame is %dx%d; a CUDA stream cannot change "
+               "size without reconfiguring the filter graph\n", w, h,
+               frame->width, frame->height);
+        return AVERROR(EINVAL);
+    }
+    if (!output.is_cuda() || output.get_device() != cuda->device_index) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "model output is on %s, not on cuda:%d "
+               "with the frames\n", output.device().str().c_str(), cuda->device_index);
+        return AVERROR(EINVAL);
+    }
+
+    try {
+        torch::Tensor dst = th_cuda_view(cuda, frame);
+        torch::Tensor f;
+
+        if (!store.defined() || store.numel() < 3 * h * w || !store.is_cuda())
+            store = torch::empty({ 3 * h * w }, torch::TensorOptions()
+                                 .device(torch::kCUDA, cuda->device_index));
+        f = store.narrow(0, 0, 3 * h * w).view({ 3, h, w });
+        f.copy_(output[0]);
+        f.mul_(255.0).clamp_(0.0, 255.0).round_();
+        if (th_cuda_rgb_order(cuda)) {
+            dst.narrow(2, cuda->rgb[0], 3).copy_(f.permute({ 1, 2, 0 }));
+        } else {
+            for (int c = 0; c < 3; c++)
+                dst.select(2, cuda->rgb[c]).copy_(f[c]);
+        }
+        if (cuda->pad >= 0)
+            dst.select(2, cuda->pad).fill_(255);
+    } catch (const std::exception &e) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n", e.what());
+        return AVERROR_EXTERNAL;
+    }
+    return 0;
+}

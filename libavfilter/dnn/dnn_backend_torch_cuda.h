@@ -1,0 +1,71 @@
+/*
+ * LibTorch DNN backend: CUDA frames without host copies
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * The CUDA unit of the torch backend, a C++ interface used only by
+ * dnn_backend_torch.cpp.  The CPU path never enters it.
+ */
+
+#ifndef AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H
+#define AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H
+
+#include <functional>
+#include <torch/script.h>
+
+extern "C" {
+#include "libavutil/frame.h"
+#include "libavutil/pixfmt.h"
+#include "../avfilter.h"
+}
+
+typedef struct THCuda THCuda;
+
+/**
+ * Prepare zero-copy processing of the CUDA frames of a link.
+ *
+ * @param device_index set to the CUDA device of the frames
+ * @return 0 or an AVERROR (logged)
+ */
+int ff_dnn_th_cuda_init(THCuda **cuda, void *log_ctx, const AVFilterLink *inlink,
+                        int *device_index);
+
+void ff_dnn_th_cuda_uninit(THCuda **cuda);
+
+/** sw_format of the frames; the output frames have the same. */
+enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda);
+
+/**
+ * Run work() ordered after everything queued on the frames' CUDA stream,
+ * and order later work on that stream after it: with FFmpeg's context pushed
+ * (RAII), on FFmpeg's own stream when FFmpeg uses the primary context, with
+ * events between the two contexts' streams when it does not.  No host sync.
+ */
+int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work);
+
+/** Map a CUDA frame into store as a 1x3xHxW float tensor in [0, 1]. */
+int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame,
+                                   torch::Tensor &store, torch::Tensor &input);
+
+/** Write a 1x3xHxW model output into a CUDA frame, device to device. */
+int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
+                                   torch::Tensor &store, AVFrame *frame);
+
+#endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H */

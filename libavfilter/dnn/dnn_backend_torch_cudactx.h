@@ -1,0 +1,57 @@
+/*
+ * LibTorch DNN backend: FFmpeg's side of CUDA frames
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * FFmpeg's CUDA context, stream and events for the torch backend, through
+ * FFmpeg's dynamically loaded driver API.  C, because FFmpeg's CUDA loader
+ * and the CUDA toolkit headers LibTorch includes cannot share a unit.
+ */
+
+#ifndef AVFILTER_DNN_DNN_BACKEND_TORCH_CUDACTX_H
+#define AVFILTER_DNN_DNN_BACKEND_TORCH_CUDACTX_H
+
+#include "libavutil/buffer.h"
+
+typedef struct THCudaCtx THCudaCtx;
+
+/**
+ * @param frames_ref  the CUDA frames context of the input
+ * @param device_index set to the frames' CUDA device
+ * @param primary     set to 1 when FFmpeg works in the primary context
+ */
+int ff_dnn_th_cudactx_init(THCudaCtx **c, void *log_ctx, AVBufferRef *frames_ref,
+                           int *device_index, int *primary);
+void ff_dnn_th_cudactx_uninit(THCudaCtx **c);
+
+/** FFmpeg's stream of the frames (may be NULL: that context's default). */
+void *ff_dnn_th_cudactx_stream(const THCudaCtx *c);
+
+/** Push FFmpeg's context on the calling thread; pop it again. */
+int ff_dnn_th_cudactx_push(THCudaCtx *c);
+void ff_dnn_th_cudactx_pop(THCudaCtx *c);
+
+/** Make work on stream (primary context) wait for FFmpeg's stream. */
+int ff_dnn_th_cudactx_wait_frames(THCudaCtx *c, void *stream);
+
+/** Make later work on FFmpeg's stream wait for the work on stream. */
+int ff_dnn_th_cudactx_signal_frames(THCudaCtx *c, void *stream);
+
+#endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDACTX_H */
