@@ -58,8 +58,12 @@ check: ffmpeg-build
 
 check-gpu: ffmpeg-build
 	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
-	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch fate-dnn-torch-gpu TORCH_PYTHON=$(PYTHON)
-	@tools/fate-summary.sh $(TREE) dnn-torch
+	@$(MAKE) -s -C $(TREE) dnn-torch-testlist
+	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON)
+	@tools/fate-summary.sh $(TREE) dnn-torch > $(BUILD)/check-cpu.txt || true
+	@cat $(BUILD)/check-cpu.txt
+	@$(PYTHON) tests/dnn/gpu_suite.py --ffmpeg $(TOP)/ffmpeg --workdir $(BUILD)/gpu \
+	    --prior $(BUILD)/check-cpu.txt
 
 check-valgrind: ffmpeg-build
 	@rm -rf $(TREE)/tests/data/fate/dnn-torch-valgrind*

@@ -37,9 +37,17 @@ if [ "$(cat "$tree/.patched")" != "$sum" ]; then
                 die "a patch in patches/series does not apply; see 'quilt push' in $tree"
               }
         else
+            patch=patch
+            if ! command -v patch >/dev/null 2>&1; then
+                deb=$(ls "$top"/build/deps/patch_*_amd64.deb 2>/dev/null | head -n 1)
+                [ -n "$deb" ] || die "neither quilt nor patch found"
+                mkdir -p "$top/build/deps/patch-tool"
+                dpkg-deb -x "$deb" "$top/build/deps/patch-tool"
+                patch=$top/build/deps/patch-tool/usr/bin/patch
+            fi
             [ "$(cat "$tree/.patched")" = none ] || unpack
             for p in $(sed -e 's/#.*//' -e '/^ *$/d' "$patches/series"); do
-                patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$patches/$p" ||
+                $patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$patches/$p" ||
                     { rm -rf "$tree"; die "$p does not apply"; }
             done
         fi
