@@ -125,10 +125,12 @@ static int th_format_channels(int format)
     switch (format) {
     case AV_PIX_FMT_RGB24:
     case AV_PIX_FMT_BGR24:
-    case AV_PIX_FMT_RGB0:   /* these four only as sw_format of CUDA frames */
+    case AV_PIX_FMT_RGB0:   /* these only as sw_format of CUDA frames */
     case AV_PIX_FMT_BGR0:
     case AV_PIX_FMT_0RGB:
     case AV_PIX_FMT_0BGR:
+    case AV_PIX_FMT_RGBA:
+    case AV_PIX_FMT_BGRA:
         return 3;
     case AV_PIX_FMT_GRAY8:
     case AV_PIX_FMT_GRAYF32:

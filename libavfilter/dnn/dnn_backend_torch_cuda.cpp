@@ -104,6 +104,8 @@ static int th_cuda_layout(THCuda *cuda)
         { AV_PIX_FMT_BGR0,  4, 2, 1, 0,  3 },
         { AV_PIX_FMT_0RGB,  4, 1, 2, 3,  0 },
         { AV_PIX_FMT_0BGR,  4, 3, 2, 1,  0 },
+        { AV_PIX_FMT_RGBA,  4, 0, 1, 2,  3 },   /* alpha written opaque */
+        { AV_PIX_FMT_BGRA,  4, 2, 1, 0,  3 },
     };
 
     for (size_t i = 0; i < FF_ARRAY_ELEMS(layouts); i++) {
