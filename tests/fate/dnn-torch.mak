@@ -150,3 +150,29 @@ fate-dnn-torch: $(FATE_DNN_TORCH)
 dnn-torch-testlist:
 	@mkdir -p tests/data
 	@printf '%s\n' $(FATE_DNN_TORCH) > tests/data/fate-dnn-torch.list
+
+# Leak check under valgrind (make check-valgrind; slow, so not in
+# fate-dnn-torch nor in a plain "make fate"): a few tiny frames through the
+# conv model, sync and async; no memory definitely lost through
+# libavfilter/dnn/.  Needs valgrind and the unstripped ffmpeg_g.
+define DNNT_VALGRIND
+fate-dnn-torch-valgrind-$(1): CMD = $(DNNT_PY)/valgrind_leaks.py \
+    tests/data/fate/dnn-torch-valgrind-$(1).vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 4 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt$(2) -f null -
+fate-dnn-torch-valgrind-$(1): CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-$(1)
+endef
+$(eval $(call DNNT_VALGRIND,sync,:async=0))
+$(eval $(call DNNT_VALGRIND,async,:async=1:nireq=2))
+
+$(FATE_DNN_TORCH_VALGRIND): ffmpeg$(PROGSSUF)$(EXESUF) tests/base64$(HOSTEXESUF) $(DNNT)/models.stamp
+	@mkdir -p tests/data/fate
+	@echo "TEST    $(@:fate-%=%)"
+	$(Q)$(SRC_PATH)/tests/fate-run.sh $@ "" "" "$(TARGET_PATH)" '$(CMD)' '$(CMP)'
+
+fate-dnn-torch-valgrind: $(FATE_DNN_TORCH_VALGRIND)
+dnn-torch-valgrind-testlist:
+	@mkdir -p tests/data
+	@printf '%s\n' $(FATE_DNN_TORCH_VALGRIND) > tests/data/fate-dnn-torch-valgrind.list
