@@ -67,6 +67,7 @@ check-gpu: ffmpeg-build
 
 check-valgrind: ffmpeg-build
 	@rm -rf $(TREE)/tests/data/fate/dnn-torch-valgrind*
+	@$(MAKE) -s -C $(TREE) dnn-torch-valgrind-testlist
 	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k fate-dnn-torch-valgrind TORCH_PYTHON=$(PYTHON)
 	@tools/fate-summary.sh $(TREE) dnn-torch-valgrind
 

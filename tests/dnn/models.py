@@ -74,6 +74,48 @@ class Sharpen(nn.Module):
         return y.clamp(0.0, 1.0)
 
 
+class Cast(nn.Module):
+    """The conv model's output cast to a narrower float type."""
+
+    def __init__(self, dtype: torch.dtype):
+        super().__init__()
+        self.conv = Conv()
+        self.dtype = dtype
+
+    def forward(self, x):
+        return self.conv(x).to(self.dtype)
+
+
+class Overshoot(nn.Module):
+    """2x - 0.5: values outside [0, 1] that the backend must clamp."""
+
+    def forward(self, x):
+        return 2.0 * x - 0.5
+
+
+class RaiseLate(nn.Module):
+    """Passes the all-zero probe at configuration, raises on real frames."""
+
+    def forward(self, x):
+        if bool(x.max() > 0.5):
+            raise RuntimeError("raise_late: frame with values above 0.5")
+        return x
+
+
+class Out3D(nn.Module):
+    """Returns C x H x W: no batch dimension."""
+
+    def forward(self, x):
+        return x[0]
+
+
+class Out1Ch(nn.Module):
+    """Returns one channel whatever it is given."""
+
+    def forward(self, x):
+        return x.mean(dim=1, keepdim=True)
+
+
 def build(name):
     torch.manual_seed(20261130)
     if name == "conv":
@@ -88,12 +130,25 @@ def build(name):
         m = Invert()
     elif name == "sharpen":
         m = Sharpen()
+    elif name == "conv_half":
+        m = Cast(torch.float16)
+    elif name == "conv_bf16":
+        m = Cast(torch.bfloat16)
+    elif name == "overshoot":
+        m = Overshoot()
+    elif name == "raise_late":
+        m = RaiseLate()
+    elif name == "out3d":
+        m = Out3D()
+    elif name == "out1ch":
+        m = Out1Ch()
     else:
         raise SystemExit("unknown model " + name)
     return torch.jit.script(m.eval())
 
 
-NAMES = ["conv", "conv1", "small", "sr2", "invert", "sharpen"]
+NAMES = ["conv", "conv1", "small", "sr2", "invert", "sharpen",
+         "conv_half", "conv_bf16", "overshoot", "raise_late", "out3d", "out1ch"]
 
 
 def main():
@@ -103,6 +158,10 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     for name in sys.argv[2:] or NAMES:
         build(name).save(os.path.join(outdir, name + ".pt"))
+    if not sys.argv[2:]:
+        # a file that is not TorchScript, for the error tests
+        with open(os.path.join(outdir, "not_torchscript.pt"), "w") as f:
+            f.write("this is not a TorchScript archive\n")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 PIXFMT is the frame layout on both sides: rgb24, bgr24 (the model always
 sees R, G, B), gray8, grayf32, or a planar YUV format whose Y plane goes
 through a one-channel model while chroma is carried over (only for models that
-keep the size).  Float to 8 bits is round(clamp(y, 0, 1) * 255).
+keep the size).  Model output of any float type is widened to float32 first;
+float to 8 bits is round(clamp(y, 0, 1) * 255).
 """
 
 import sys
@@ -44,16 +45,16 @@ def run(model, fmt, w, h, buf):
         if fmt == "bgr24":
             x = x.flip(2)
         x = x.permute(2, 0, 1).unsqueeze(0).float() / 255.0
-        y = model(x)
+        y = model(x).float()
         y = to_u8(y[0]).permute(1, 2, 0)
         if fmt == "bgr24":
             y = y.flip(2)
         return y.contiguous().numpy().tobytes()
     if fmt == "grayf32":
         x = torch.from_numpy(np.frombuffer(buf, np.float32).reshape(1, 1, h, w).copy())
-        return model(x)[0, 0].contiguous().numpy().astype(np.float32).tobytes()
+        return model(x).float()[0, 0].contiguous().numpy().tobytes()
     x = torch.from_numpy(np.frombuffer(buf[:w * h], np.uint8).reshape(1, 1, h, w).copy())
-    y = to_u8(model(x.float() / 255.0)[0, 0]).numpy().tobytes()
+    y = to_u8(model(x.float() / 255.0).float()[0, 0]).numpy().tobytes()
     return y + bytes(buf[w * h:])
 
 

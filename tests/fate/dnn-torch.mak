@@ -9,6 +9,7 @@ DNNT      = tests/data/dnn-torch
 DNNT_PY   = $(TORCH_PYTHON) $(SRC_PATH)/tests/dnn
 DNNT_FF   = ./ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v error
 DNNT_OPT  = dnn_processing=dnn_backend=torch:model=$(TARGET_PATH)/$(DNNT)
+DNNT_COMMA := ,
 
 $(DNNT)/models.stamp: $(SRC_PATH)/tests/dnn/models.py
 	@mkdir -p $(DNNT)
@@ -16,13 +17,14 @@ $(DNNT)/models.stamp: $(SRC_PATH)/tests/dnn/models.py
 	@touch $@
 
 # Oracle test: raw frames of testsrc2 through the model, against PyTorch.
-# $(1) test name, $(2) model, $(3) pixfmt, $(4) width, $(5) height,
-# $(6) extra filter options, $(7) tiny_psnr unit, $(8) allowed MAXDIFF
+# The frames are cut from a 96x64 testsrc2 in RGB, so that odd sizes stay odd.
+# $(1) test name, $(2) model, $(3) pixfmt, $(4) width, $(5) height (at most
+# 96x64), $(6) extra filter options, $(7) tiny_psnr unit, $(8) allowed MAXDIFF
 define DNNT_ORACLE
 $(DNNT)/$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
 	@mkdir -p $(DNNT)
-	$(DNNT_FF) -f lavfi -i testsrc2=s=$(4)x$(5):r=5 -frames:v 3 \
-	    -vf format=$(3) -f rawvideo -y $$@
+	$(DNNT_FF) -f lavfi -i testsrc2=s=96x64:r=5 -frames:v 3 \
+	    -vf format=rgb24,crop=$(4):$(5):0:0,format=$(3) -f rawvideo -y $$@
 $(DNNT)/$(1).ref: $(DNNT)/$(1).in $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
 	$(DNNT_PY)/oracle.py $(DNNT)/$(2).pt $(3) $(4) $(5) $$< $$@
 fate-dnn-torch-$(1): $(DNNT)/$(1).ref
@@ -39,9 +41,138 @@ $(eval $(call DNNT_ORACLE,conv-rgb24,conv,rgb24,96,64,,u8,1))
 $(eval $(call DNNT_ORACLE,conv-bgr24,conv,bgr24,96,64,,u8,1))
 $(eval $(call DNNT_ORACLE,sr2-rgb24,sr2,rgb24,64,48,,u8,1))
 
+# Every other format dnn_processing offers, through the one-channel model.
+# 91x51 gives padded lines and odd chroma sizes; chroma must come out as it
+# went in.  grayf32 is compared as floats: MAXDIFF is in units of 2^-24, so
+# the tolerance 256 is 2^-16 (about 1.5e-5).
+$(eval $(call DNNT_ORACLE,conv1-gray8,conv1,gray8,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-grayf32,conv1,grayf32,91,51,,f32,256))
+$(eval $(call DNNT_ORACLE,conv1-yuv420p,conv1,yuv420p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv422p,conv1,yuv422p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv444p,conv1,yuv444p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv410p,conv1,yuv410p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv411p,conv1,yuv411p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-nv12,conv1,nv12,91,51,,u8,1))
+
+# Output types and range: half and bfloat16 output widened (the oracle
+# widens the same values; 2 LSB allowed), values outside [0, 1] clamped.
+$(eval $(call DNNT_ORACLE,half-rgb24,conv_half,rgb24,96,64,,u8,2))
+$(eval $(call DNNT_ORACLE,bf16-rgb24,conv_bf16,rgb24,96,64,,u8,2))
+$(eval $(call DNNT_ORACLE,clamp-rgb24,overshoot,rgb24,96,64,,u8,1))
+
+# A model with no parameters (1 - x) against FFmpeg's negate: exact.
+$(DNNT)/invert-rgb24.ref: $(DNNT)/conv-rgb24.in
+	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 96x64 -i $< -vf negate \
+	    -f rawvideo -y $@
+fate-dnn-torch-invert-rgb24: $(DNNT)/invert-rgb24.ref $(DNNT)/models.stamp
+fate-dnn-torch-invert-rgb24: CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 96x64 \
+    -i $(TARGET_PATH)/$(DNNT)/conv-rgb24.in -vf $(DNNT_OPT)/invert.pt -f rawvideo -
+fate-dnn-torch-invert-rgb24: CMP = oneoff
+fate-dnn-torch-invert-rgb24: FUZZ = 0
+fate-dnn-torch-invert-rgb24: REF = $(DNNT)/invert-rgb24.ref
+FATE_DNN_TORCH += fate-dnn-torch-invert-rgb24
+
+# A stream that changes size after 3 frames (PNGs of 64x48, then 80x56).
+# By default ffmpeg builds a new filter graph at the change: sync output
+# against the oracle on both parts.  With -reinit_filter 0 the same filter
+# sees frames of the new size and sizes its output frames itself: sync
+# against the oracle, and async with 1, 2 and 4 requests must give the same
+# framecrc as sync.  (Async is not checked across a graph rebuild: ffmpeg
+# frees the old graph without draining it, so frames still in flight in any
+# filter that holds frames are dropped.)
+DNNT_RESIZE = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt
+DNNT_RESIZE_INLINE = -reinit_filter 0 $(DNNT_RESIZE)
+$(DNNT)/resize-a.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=64x48:r=5 -frames:v 3 \
+	    -vf format=rgb24 -f rawvideo -y $@
+$(DNNT)/resize-b.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=80x56:r=5 -frames:v 3 \
+	    -vf format=rgb24,trim=start_frame=3 -f rawvideo -y $@
+$(DNNT)/resize/stamp: $(DNNT)/resize-a.in $(DNNT)/resize-b.in
+	@rm -rf $(DNNT)/resize && mkdir -p $(DNNT)/resize
+	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 64x48 -i $(DNNT)/resize-a.in \
+	    -start_number 1 $(DNNT)/resize/%03d.png
+	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 80x56 -i $(DNNT)/resize-b.in \
+	    -start_number 4 $(DNNT)/resize/%03d.png
+	@touch $@
+$(DNNT)/resize.ref: $(DNNT)/resize/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 80 56 $(DNNT)/resize-b.in $@.b
+	cat $@.a $@.b > $@
+	@rm -f $@.a $@.b
+
+define DNNT_RESIZE_ORACLE
+fate-dnn-torch-resize-$(1)-sync: $(DNNT)/resize.ref
+fate-dnn-torch-resize-$(1)-sync: CMD = ffmpeg $(2):async=0 -noautoscale -f rawvideo -
+fate-dnn-torch-resize-$(1)-sync: CMP = oneoff
+fate-dnn-torch-resize-$(1)-sync: FUZZ = 1
+fate-dnn-torch-resize-$(1)-sync: REF = $(DNNT)/resize.ref
+FATE_DNN_TORCH += fate-dnn-torch-resize-$(1)-sync
+endef
+$(eval $(call DNNT_RESIZE_ORACLE,reinit,$(DNNT_RESIZE)))
+$(eval $(call DNNT_RESIZE_ORACLE,inline,$(DNNT_RESIZE_INLINE)))
+
+$(DNNT)/resize-inline-sync.framecrc: $(DNNT)/resize/stamp $(DNNT)/models.stamp
+	$(DNNT_FF) -nostats -noauto_conversion_filters $(DNNT_RESIZE_INLINE):async=0 \
+	    -noautoscale -bitexact -f framecrc -y $@
+define DNNT_RESIZE_ASYNC
+fate-dnn-torch-resize-inline-async-nireq$(1): $(DNNT)/resize-inline-sync.framecrc
+fate-dnn-torch-resize-inline-async-nireq$(1): CMD = framecrc $(DNNT_RESIZE_INLINE):async=1:nireq=$(1) -noautoscale
+fate-dnn-torch-resize-inline-async-nireq$(1): REF = $(DNNT)/resize-inline-sync.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-resize-inline-async-nireq$(1)
+endef
+$(foreach n,1 2 4,$(eval $(call DNNT_RESIZE_ASYNC,$(n))))
+
+# Failures: exit status > 0, no signal, and the message on stderr.
+# $(1) test name, $(2) regex, $(3) model file, $(4) pixfmt, $(5) more options
+define DNNT_ERROR
+fate-dnn-torch-err-$(1): $(DNNT)/models.stamp
+fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py "$(2)" \
+    $(TARGET_PATH)/$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -vf format=$(4),$(DNNT_OPT)/$(3)$(5) -f null -
+fate-dnn-torch-err-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-$(1)
+endef
+
+$(eval $(call DNNT_ERROR,missing-model,cannot open model file,no_such_model.pt,rgb24,))
+$(eval $(call DNNT_ERROR,not-torchscript,could not load TorchScript model,not_torchscript.pt,rgb24,))
+$(eval $(call DNNT_ERROR,forward-raises-sync,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=0))
+$(eval $(call DNNT_ERROR,forward-raises-async,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=1:nireq=2))
+$(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
+$(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
+
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
 fate-dnn-torch: $(FATE_DNN_TORCH)
 dnn-torch-testlist:
 	@mkdir -p tests/data
 	@printf '%s\n' $(FATE_DNN_TORCH) > tests/data/fate-dnn-torch.list
+
+# Leak check under valgrind (make check-valgrind; slow, so not in
+# fate-dnn-torch nor in a plain "make fate"): a few tiny frames through the
+# conv model, sync and async; no memory definitely lost through
+# libavfilter/dnn/.  Needs valgrind and the unstripped ffmpeg_g.
+define DNNT_VALGRIND
+fate-dnn-torch-valgrind-$(1): CMD = $(DNNT_PY)/valgrind_leaks.py \
+    tests/data/fate/dnn-torch-valgrind-$(1).vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 4 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt$(2) -f null -
+fate-dnn-torch-valgrind-$(1): CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-$(1)
+endef
+$(eval $(call DNNT_VALGRIND,sync,:async=0))
+$(eval $(call DNNT_VALGRIND,async,:async=1:nireq=2))
+
+$(FATE_DNN_TORCH_VALGRIND): ffmpeg$(PROGSSUF)$(EXESUF) tests/base64$(HOSTEXESUF) $(DNNT)/models.stamp
+	@mkdir -p tests/data/fate
+	@echo "TEST    $(@:fate-%=%)"
+	$(Q)$(SRC_PATH)/tests/fate-run.sh $@ "" "" "$(TARGET_PATH)" '$(CMD)' '$(CMP)'
+
+fate-dnn-torch-valgrind: $(FATE_DNN_TORCH_VALGRIND)
+dnn-torch-valgrind-testlist:
+	@mkdir -p tests/data
+	@printf '%s\n' $(FATE_DNN_TORCH_VALGRIND) > tests/data/fate-dnn-torch-valgrind.list

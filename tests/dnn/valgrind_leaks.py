@@ -1,0 +1,64 @@
+"""Run ffmpeg under valgrind; fail on memory definitely lost by our code.
+
+    python3 valgrind_leaks.py LOG FFMPEG [ARG...]
+
+FFMPEG must carry its symbols (ffmpeg_g).  LibTorch keeps static
+allocations of its own, so only "definitely lost" records whose stack goes
+through libavfilter/dnn/ (the torch backend and the DNN glue) count.  Also
+fails when ffmpeg or valgrind fails, or when valgrind's leak summary is
+missing.  The full valgrind log is left in LOG.
+"""
+
+import re
+import subprocess
+import sys
+
+OURS = re.compile(r"libavfilter/dnn/|dnn_backend_torch")
+RECORD = re.compile(r"are definitely lost in loss record")
+
+
+def records(lines):
+    """Yield each loss record: its header line and the stack below it."""
+    block = None
+    for line in lines:
+        text = re.sub(r"^==\d+== ?", "", line.rstrip("\n"))
+        if block is not None:
+            if not text.strip():
+                yield block
+                block = None
+            else:
+                block.append(text)
+        if block is None and RECORD.search(text):
+            block = [text]
+    if block:
+        yield block
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    log, cmd = sys.argv[1], sys.argv[2:]
+    vg = ["valgrind", "--leak-check=full", "--show-leak-kinds=definite",
+          "--num-callers=40", "--fullpath-after=", "--log-file=" + log]
+    rc = subprocess.run(vg + cmd, stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL).returncode
+    with open(log, errors="replace") as f:
+        lines = f.readlines()
+    if rc != 0:
+        print("FAIL: valgrind/ffmpeg exit status %d (see %s)" % (rc, log))
+        return 1
+    if not any("LEAK SUMMARY" in l or "All heap blocks were freed" in l
+               for l in lines):
+        print("FAIL: no leak summary in %s" % log)
+        return 1
+    lost = list(records(lines))
+    ours = [b for b in lost if any(OURS.search(l) for l in b)]
+    for b in ours:
+        print("\n".join(b) + "\n")
+    print("definitely lost: %d record%s in all, %d through libavfilter/dnn/"
+          % (len(lost), "" if len(lost) == 1 else "s", len(ours)))
+    return 1 if ours else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
