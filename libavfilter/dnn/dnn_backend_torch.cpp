@@ -71,6 +71,7 @@ typedef struct THModel {
     torch::jit::Module *jit_model;
     c10::DeviceType device_type;
     int device_index;
+    torch::Tensor *k255;        ///< 0-dim 255, the uint8 -> [0, 1] divisor
 
     THInferRequest **requests;
     int nb_requests;
@@ -245,9 +246,11 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         request->input[0].copy_(src.permute({ 2, 0, 1 }));
         return 0;
     }
-    for (int c = 0; c < channels; c++)
-        request->input[0][c].copy_(src.select(2, th_frame_channel(in->format, c)));
-    request->input.div_(255.0);
+    /* one pass per channel: strided uint8 in, float in [0, 1] out */
+    for (int c = 0; c < channels; c++) {
+        torch::Tensor plane = request->input[0][c];
+        at::div_out(plane, src.select(2, th_frame_channel(in->format, c)), *th_model->k255);
+    }
     return 0;
 }
 
@@ -691,6 +694,7 @@ static void dnn_free_model_th(DNNModel **model)
 #endif
 
     try {
+        delete th_model->k255;
         delete th_model->jit_model;
     } catch (const std::exception &e) {
         th_error(th_model->ctx, "could not free the model", e);
@@ -714,6 +718,7 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
         th_model->jit_model = new torch::jit::Module(
             torch::jit::load(ctx->model_filename, th_device(th_model)));
         th_model->jit_model->eval();
+        th_model->k255 = new torch::Tensor(torch::scalar_tensor(255.0));
         torch::jit::setGraphExecutorOptimize(!!ctx->torch_option.optimize);
     } catch (const std::exception &e) {
         char what[256];

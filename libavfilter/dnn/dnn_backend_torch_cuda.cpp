@@ -54,6 +54,7 @@ struct THCuda {
     int device_index;
     int primary;            ///< FFmpeg works in the primary context
     cudaStream_t stream;    ///< where LibTorch works
+    torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
 };
 
 /* Pushes FFmpeg's CUDA context for the scope, pops it at the end. */
@@ -152,6 +153,7 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
 
     try {
         c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
+        cuda->k255   = new torch::Tensor(torch::scalar_tensor(255.0));
         cuda->stream = cuda->primary ?
                        (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx) :
                        c10::cuda::getStreamFromPool(false, index).stream();
@@ -175,6 +177,7 @@ void ff_dnn_th_cuda_uninit(THCuda **pcuda)
 {
     if (!*pcuda)
         return;
+    delete (*pcuda)->k255;
     ff_dnn_th_cudactx_uninit(&(*pcuda)->ctx);
     av_freep(pcuda);
 }
@@ -244,13 +247,17 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame,
             store = torch::empty({ 3 * h * w }, torch::TensorOptions()
                                  .device(torch::kCUDA, cuda->device_index));
         input = store.narrow(0, 0, 3 * h * w).view({ 1, 3, h, w });
+        /* one kernel: strided uint8 in, float out */
         if (th_cuda_rgb_order(cuda)) {
-            input[0].copy_(src.narrow(2, cuda->rgb[0], 3).permute({ 2, 0, 1 }));
+            torch::Tensor planes = input[0];
+            at::div_out(planes, src.narrow(2, cuda->rgb[0], 3).permute({ 2, 0, 1 }),
+                        *cuda->k255);
         } else {
-            for (int c = 0; c < 3; c++)
-                input[0][c].copy_(src.select(2, cuda->rgb[c]));
+            for (int c = 0; c < 3; c++) {
+                torch::Tensor plane = input[0][c];
+                at::div_out(plane, src.select(2, cuda->rgb[c]), *cuda->k255);
+            }
         }
-        input.div_(255.0);
     } catch (const std::exception &e) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n", e.what());
         return AVERROR_EXTERNAL;
@@ -278,19 +285,20 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
 
     try {
         torch::Tensor dst = th_cuda_view(cuda, frame);
-        torch::Tensor f;
+        torch::Tensor y = output[0], u8;
 
-        if (!store.defined() || store.numel() < 3 * h * w || !store.is_cuda())
-            store = torch::empty({ 3 * h * w }, torch::TensorOptions()
-                                 .device(torch::kCUDA, cuda->device_index));
-        f = store.narrow(0, 0, 3 * h * w).view({ 3, h, w });
-        f.copy_(output[0]);
-        f.mul_(255.0).clamp_(0.0, 255.0).round_();
+        /*
+         * round(clamp(y, 0, 1) * 255) in one kernel: quantization to 8 bits
+         * with scale 1/255 rounds to nearest and saturates.
+         */
+        if (y.scalar_type() != torch::kFloat32)
+            y = y.to(torch::kFloat32);
+        u8 = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8).int_repr();
         if (th_cuda_rgb_order(cuda)) {
-            dst.narrow(2, cuda->rgb[0], 3).copy_(f.permute({ 1, 2, 0 }));
+            dst.narrow(2, cuda->rgb[0], 3).copy_(u8.permute({ 1, 2, 0 }));
         } else {
             for (int c = 0; c < 3; c++)
-                dst.select(2, cuda->rgb[c]).copy_(f[c]);
+                dst.select(2, cuda->rgb[c]).copy_(u8[c]);
         }
         if (cuda->pad >= 0)
             dst.select(2, cuda->pad).fill_(255);

@@ -170,7 +170,11 @@ def run_memory(s, frames):
     frames_out = re.findall(r"frame= *(\d+)", err[0] if err else "")
     ok = (p.returncode == 0 and len(samples) >= 4 and frames_out and
           int(frames_out[-1]) == frames)
-    first, last = (samples[len(samples) // 4], samples[-1]) if samples else (0, 0)
+    # steady state: the largest reading of the second quarter of the run
+    # against the largest of its last fifth before teardown
+    n = len(samples)
+    first = max(samples[n // 4:n // 2] or [0])
+    last = max(samples[n * 7 // 10:n * 9 // 10] or [0])
     s.check("cuda-memory-flat-%d-frames" % frames, ok and abs(last - first) <= 8,
             "(rc %d, %s frames, MiB after warm-up %d, at end %d, %d samples)"
             % (p.returncode, frames_out[-1] if frames_out else "no", first, last,
