@@ -50,7 +50,7 @@ class Scenario:
 
     @property
     def name(self):
-        where = self.device + (" frames" if self.frames != "cpu" else "")
+        where = self.device if self.frames == "cpu" else f"{self.device}, {self.frames} frames"
         return f"{self.model} {self.width}x{self.height} {where} async={self.async_}"
 
 
@@ -104,19 +104,23 @@ def failure(status, stderr, after_end):
     lines = [l.strip() for l in stderr.splitlines() if l.strip()]
     what = [l for l in lines if l.startswith("what():")]
     lines = [l for l in lines if not re.match(r"(frame #|Exception raised|\(no backtrace)", l)]
-    msg = (what or lines or [""])[-1][:120]
+    msg = re.sub(r'^what\(\):\s*|\s+at "[^"]*".*', "", (what or lines or [""])[-1])[:80]
     if os.WIFSIGNALED(status):
-        sig = signal.Signals(os.WTERMSIG(status)).name
-        return f"{sig}{' at exit' if after_end else ''}: {msg}"
-    return f"exit {os.WEXITSTATUS(status)}: {msg}"
+        why = signal.Signals(os.WTERMSIG(status)).name
+        why += " at exit" if after_end else ""
+    else:
+        why = f"exit {os.WEXITSTATUS(status)}"
+    return f"{why}: {msg}" if msg else why
 
 
-def run_ffmpeg(cmd, seconds=None, env=None, gpu=False, timeout=600):
+def run_ffmpeg(cmd, seconds=None, env=None, gpu=False, timeout=120):
     """Run ffmpeg; with seconds, stop it with 'q' after that long of steady
-    state.  Returns a dict: fps, frames, ok, reason, rss_mib, gpu_mib."""
+    state; kill it after timeout.  Returns a dict: fps, frames, ok, reason,
+    rss_mib, gpu_mib."""
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env)
-    watchdog = threading.Timer(timeout, p.kill)
+    killed = []
+    watchdog = threading.Timer(timeout, lambda: killed.append(p.kill()))
     watchdog.start()
     err = []
     reader = threading.Thread(target=lambda: err.append(p.stderr.read()))
@@ -150,49 +154,56 @@ def run_ffmpeg(cmd, seconds=None, env=None, gpu=False, timeout=600):
     watchdog.cancel()
     reader.join()
     ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    reason = None
+    if killed:
+        reason = f"timed out after {timeout:g} s"
+    elif not ok:
+        reason = failure(status, err[0].decode(errors="replace"), ended or quit_sent)
     fps = None
     if len(samples) >= 2 and samples[-1][1] > samples[0][1]:
         (ta, fa), (tb, fb) = samples[0], samples[-1]
         fps = (fb - fa) / (tb - ta)
-    return {"fps": fps, "frames": frame, "ok": ok,
-            "reason": None if ok else failure(status, err[0].decode(errors="replace"),
-                                              ended or quit_sent),
+    return {"fps": fps, "frames": frame, "ok": ok, "reason": reason,
             "rss_mib": usage.ru_maxrss / 1024, "gpu_mib": mem or None}
 
 
-def heap_per_frame(ffmpeg, sc, model, n1, alloc_so, out, gpu):
-    """Heap bytes and big allocations per frame between runs of n1 and n2."""
+def heap_per_frame(sc, n1, args, run):
+    """Heap bytes and big allocations per frame: run(n, env) processes n
+    frames under the counter, for n1 and 3 * n1; returns (per frame, last
+    run's result), or (None, None) when a run did not count."""
     big = sc.width * sc.height * 3
-    counts, mem = [], None
+    path = os.path.join(args.out, "alloc.txt")
+    counts, r = [], None
     for n in (n1, 3 * n1):
-        path = os.path.join(out, "alloc.txt")
         if os.path.exists(path):
             os.remove(path)
-        env = dict(os.environ, LD_PRELOAD=alloc_so, BENCH_ALLOC_OUT=path,
+        env = dict(os.environ, LD_PRELOAD=args.alloc, BENCH_ALLOC_OUT=path,
                    BENCH_ALLOC_BIG=str(big))
-        r = run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, frames=n), env=env, gpu=gpu)
-        if r["frames"] != n or not os.path.exists(path):
+        r = run(n, env)
+        if not r or not os.path.exists(path):
             return None, None
         with open(path) as f:
-            counts.append((n, [int(x) for x in f.read().split()]))
-        mem = r["gpu_mib"]
-    (na, a), (nb, b) = counts
-    per = [(y - x) / (nb - na) for x, y in zip(a, b)]
+            counts.append([int(x) for x in f.read().split()])
+    per = [(b - a) / (2 * n1) for a, b in zip(*counts)]
     return {"bytes": per[0], "calls": per[1], "big_bytes": per[2],
-            "big_calls": per[3], "big_size": big}, mem
+            "big_calls": per[3], "big_size": big}, r
 
 
-def bench_build(ffmpeg, sc, model, args, out, gpu):
-    runs = [run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model), args.seconds)
-            for _ in range(args.runs)]
+def bench_build(ffmpeg, sc, model, args, gpu):
+    runs = [run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model), args.seconds,
+                       timeout=args.timeout) for _ in range(args.runs)]
     rates = [r["fps"] for r in runs if r["fps"]]
     res = {"runs": rates, "rss_mib": max(r["rss_mib"] for r in runs),
            "reason": next((r["reason"] for r in runs if r["reason"]), None)}
     if rates:
         res.update(fps=statistics.median(rates), min=min(rates), max=max(rates))
+        def run(n, env):
+            r = run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, frames=n), env=env,
+                           gpu=gpu, timeout=args.timeout)
+            return r if r["frames"] == n else None
         n1 = max(5, int(res["fps"] * args.seconds / 4))
-        res["heap"], res["gpu_mib"] = heap_per_frame(ffmpeg, sc, model, n1,
-                                                     args.alloc, out, gpu)
+        res["heap"], last = heap_per_frame(sc, n1, args, run)
+        res["gpu_mib"] = last and last["gpu_mib"]
     return res
 
 
@@ -204,7 +215,7 @@ def limit(args, sc, model, gpu):
            sc.frames, str(max(1.0, args.seconds / 2)), "hold"]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    watchdog = threading.Timer(600, p.kill)
+    watchdog = threading.Timer(args.timeout, p.kill)
     watchdog.start()
     mem, res = [], None
     for line in p.stdout:
@@ -219,6 +230,16 @@ def limit(args, sc, model, gpu):
     if not res:
         return {"reason": (err.strip().splitlines() or ["failed"])[-1]}
     res["gpu_mib"] = mem or None
+
+    def run(n, env):
+        try:
+            return subprocess.run(cmd[:-1] + [f"count={n}"], env=env,
+                                  timeout=args.timeout, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+    n1 = max(5, int(res["frame_fps"] * args.seconds / 8))
+    res["heap"] = heap_per_frame(sc, n1, args, run)[0]
     return res
 
 
@@ -289,13 +310,10 @@ def ratio(a, b):
     return f"{a / b:.2f}" if a and b else "–"
 
 
-def pair(res, key, fmt):
-    vals = []
-    for name in ("ours", "upstream"):
-        b = res["builds"].get(name)
-        v = b and b.get(key)
-        vals.append(fmt(v) if v is not None else "–")
-    return " / ".join(vals)
+def joined(sources, key, fmt):
+    """fmt(source[key]) of each source, joined with " / "."""
+    vals = [(s or {}).get(key) for s in sources]
+    return " / ".join(fmt(v) if v is not None else "–" for v in vals)
 
 
 def markdown(head, results):
@@ -306,9 +324,9 @@ def markdown(head, results):
              f"{', CUDA ' + head['cuda'] if head['cuda'] else ''}. "
              f"fps: median (min–max) of {head['runs']} runs of {head['seconds']:g} s.", "",
              "| scenario | ours fps | upstream fps | limit fps (forward) | ours/upstream"
-             " | ours/limit | source fps | peak RSS MiB ours / up | heap per frame ours / up"
-             " | allocs ≥ frame per frame ours / up" + (" | GPU MiB start→end ours / up" if gpu else "")
-             + " | notes |",
+             " | ours/limit | source fps | peak RSS MiB ours / up"
+             " | heap per frame ours / up / limit | allocs ≥ frame per frame ours / up / limit"
+             + (" | GPU MiB start→end ours / up / limit" if gpu else "") + " | notes |",
              "|" + " --- |" * (11 + gpu)]
     for r in results:
         b, lim = r["builds"], r["limit"]
@@ -322,17 +340,53 @@ def markdown(head, results):
                ratio(ours.get("fps"), up.get("fps")),
                ratio(ours.get("fps"), lim.get("frame_fps")),
                f"{r['source_fps']:.0f}" if r["source_fps"] else "–",
-               pair(r, "rss_mib", lambda v: f"{v:.0f}"),
-               pair(r, "heap", lambda v: fmt_bytes(v["bytes"])),
-               pair(r, "heap", lambda v: f"{v['big_calls']:.2f}")]
+               joined([ours, up], "rss_mib", lambda v: f"{v:.0f}"),
+               joined([ours, up, lim], "heap", lambda v: fmt_bytes(v["bytes"])),
+               joined([ours, up, lim], "heap", lambda v: f"{v['big_calls']:.2f}")]
         if gpu:
-            row.append(pair(r, "gpu_mib", lambda v: "→".join(str(x) for x in v)))
+            row.append(joined([ours, up, lim], "gpu_mib",
+                              lambda v: "→".join(str(x) for x in v)))
         row.append("; ".join(notes).replace("|", "/"))
         lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "limit: LibTorch alone on the same model and device, uint8 frame in"
+              " and out (the model's forward alone in parentheses). source: the same"
+              " ffmpeg pipeline without dnn_processing. heap: bytes asked of malloc &"
+              " co per frame in steady state; allocs ≥ frame: allocations of at least"
+              " one input frame's size (W×H×3 bytes) per frame."]
     return "\n".join(lines) + "\n"
 
 
+def plot_bars(ax, results):
+    series = [("ours", "tab:blue"), ("upstream", "tab:orange"), ("limit", "tab:green")]
+    width, failed, top = 0.27, [], 0
+    for i, (name, color) in enumerate(series):
+        xs, ys, err = [], [], [[], []]
+        for x, r in enumerate(results):
+            b = r["limit"] if name == "limit" else r["builds"].get(name)
+            if b is None:
+                continue
+            v = b.get("frame_fps" if name == "limit" else "fps")
+            if not v:
+                failed.append(x + (i - 1) * width)
+                continue
+            xs.append(x + (i - 1) * width)
+            ys.append(v)
+            err[0].append(v - b.get("min", v))
+            err[1].append(b.get("max", v) - v)
+            top = max(top, b.get("max", v))
+        ax.bar(xs, ys, width, yerr=err, label=name, color=color, capsize=2)
+    for x in failed:
+        ax.text(x, top * 0.02, "failed", rotation=90, ha="center", va="bottom",
+                fontsize=7, color="tab:red")
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels([r["name"].replace(" async", "\nasync") for r in results],
+                       rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("fps (median; bars: min to max)")
+    ax.legend(fontsize=8)
+
+
 def plot(results, path):
+    """One bar chart per device: ours, upstream and the limit."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -340,31 +394,14 @@ def plot(results, path):
     except ImportError:
         print("bench: no matplotlib, no plot")
         return
-    series = [("ours", "tab:blue"), ("upstream", "tab:orange"), ("limit", "tab:green")]
-    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(results)), 5))
-    width = 0.27
-    for i, (name, color) in enumerate(series):
-        xs, ys, lo, hi = [], [], [], []
-        for x, r in enumerate(results):
-            if name == "limit":
-                v = r["limit"].get("frame_fps")
-                mn = mx = v
-            else:
-                b = r["builds"].get(name) or {}
-                v, mn, mx = b.get("fps"), b.get("min"), b.get("max")
-            if v:
-                xs.append(x + (i - 1) * width)
-                ys.append(v)
-                lo.append(v - mn)
-                hi.append(mx - v)
-        ax.bar(xs, ys, width, yerr=[lo, hi], label=name, color=color, capsize=2)
-    ax.set_xticks(range(len(results)))
-    ax.set_xticklabels([r["name"].replace(" async", "\nasync") for r in results],
-                       rotation=30, ha="right", fontsize=8)
-    ax.set_yscale("log")
-    ax.set_ylabel("frames per second (log)")
-    ax.set_title("dnn_processing, torch backend: ours, upstream 9.0.2, LibTorch alone")
-    ax.legend()
+    devices = sorted({r["device"] for r in results})
+    fig, axes = plt.subplots(len(devices), 1, squeeze=False,
+                             figsize=(max(8, 1.2 * len(results) / len(devices)),
+                                      4.5 * len(devices)))
+    for ax, dev in zip(axes[:, 0], devices):
+        plot_bars(ax, [r for r in results if r["device"] == dev])
+        ax.set_title(f"dnn_processing, torch backend on {dev}: "
+                     "ours, upstream 9.0.2, LibTorch alone", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -385,6 +422,7 @@ def main():
     gpu = cuda_ok(python)
     args.seconds = float(os.environ.get("BENCH_SECONDS", 3 if gpu else 5))
     args.runs = int(os.environ.get("BENCH_RUNS", 3))
+    args.timeout = 60 + 4 * args.seconds
     args.alloc = os.path.abspath(args.alloc)
     only = re.compile(os.environ.get("BENCH_ONLY", ""))
     todo = [s for s in scenarios(gpu) if only.search(s.name)]
@@ -412,7 +450,7 @@ def main():
                "source_fps": sources[(sc.width, sc.height, sc.frames)],
                "limit": limits[key], "builds": {}}
         for b in sc.builds:
-            res["builds"][b] = bench_build(builds[b], sc, model, args, args.out,
+            res["builds"][b] = bench_build(builds[b], sc, model, args,
                                            gpu and sc.device != "cpu")
         results.append(res)
         lim = res["limit"].get("frame_fps")

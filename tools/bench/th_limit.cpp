@@ -4,7 +4,7 @@
  * executor's optimization off, as dnn_processing's torch backend runs it by
  * default (optimize=0).
  *
- * usage: th_limit MODEL WIDTH HEIGHT DEVICE FRAME_DEVICE SECONDS [hold]
+ * usage: th_limit MODEL WIDTH HEIGHT DEVICE FRAME_DEVICE SECONDS [hold|count=N]
  *
  * DEVICE runs the model (cpu, cuda, cuda:1 ...); FRAME_DEVICE holds the uint8
  * HWC rgb frames (cpu for upstream's way, the model's device for CUDA frames).
@@ -14,7 +14,8 @@
  *             uint8 HWC, into a resident output frame.
  * Prints "warm" once warmed up, then one JSON line of results.  With "hold" it
  * then waits for a line on stdin before exiting (so that the caller can read
- * the GPU's memory while the model is still loaded).
+ * the GPU's memory while the model is still loaded).  With count=N it runs
+ * the frame loop N times instead, untimed (for counting heap allocations).
  */
 
 #include <torch/script.h>
@@ -57,13 +58,15 @@ static double rate(const torch::Device &dev, double seconds,
 int main(int argc, char **argv)
 {
     if (argc < 7) {
-        std::cerr << "usage: th_limit MODEL WIDTH HEIGHT DEVICE FRAME_DEVICE SECONDS [hold]\n";
+        std::cerr << "usage: th_limit MODEL WIDTH HEIGHT DEVICE FRAME_DEVICE SECONDS [hold|count=N]\n";
         return 2;
     }
     const int w = std::atoi(argv[2]), h = std::atoi(argv[3]);
     const torch::Device dev(argv[4]), frame_dev(argv[5]);
     const double seconds = std::atof(argv[6]);
-    const bool hold = argc > 7 && std::string(argv[7]) == "hold";
+    const std::string extra = argc > 7 ? argv[7] : "";
+    const bool hold = extra == "hold";
+    const long count = extra.rfind("count=", 0) == 0 ? std::atol(argv[7] + 6) : 0;
 
     try {
         if ((dev.is_cuda() || frame_dev.is_cuda()) && !torch::cuda::is_available())
@@ -93,6 +96,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < (dev.is_cuda() ? 20 : 3); i++)
             full();
         sync(dev);
+        if (count) {
+            for (long i = 0; i < count; i++)
+                full();
+            sync(dev);
+            return 0;
+        }
         std::cout << "warm" << std::endl;
 
         const double fwd = rate(dev, seconds, forward);
