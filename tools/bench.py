@@ -180,7 +180,7 @@ def heap_per_frame(sc, n1, args, run):
         env = dict(os.environ, LD_PRELOAD=args.alloc, BENCH_ALLOC_OUT=path,
                    BENCH_ALLOC_BIG=str(big))
         r = run(n, env)
-        if not r or not os.path.exists(path):
+        if r is None or not os.path.exists(path):
             return None, None
         with open(path) as f:
             counts.append([int(x) for x in f.read().split()])
@@ -189,58 +189,88 @@ def heap_per_frame(sc, n1, args, run):
             "big_calls": per[3], "big_size": big}, r
 
 
-def bench_build(ffmpeg, sc, model, args, gpu):
-    runs = [run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model), args.seconds,
-                       timeout=args.timeout) for _ in range(args.runs)]
-    rates = [r["fps"] for r in runs if r["fps"]]
-    res = {"runs": rates, "rss_mib": max(r["rss_mib"] for r in runs),
-           "reason": next((r["reason"] for r in runs if r["reason"]), None)}
+# --- contenders: ours, upstream, the limit ----------------------------------
+# Each is a pair of functions: timed() runs once for args.seconds and returns
+# a dict with fps (or a reason); counted(n, env) processes n frames under the
+# heap counter and returns a dict, or None when it did not.
+
+def ffmpeg_contender(ffmpeg, sc, model, args, gpu):
+    def timed():
+        return run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model), args.seconds,
+                          timeout=args.timeout)
+
+    def counted(n, env):
+        r = run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, frames=n), env=env,
+                       gpu=gpu, timeout=args.timeout)
+        return r if r["frames"] == n else None
+    return timed, counted
+
+
+def limit_contender(sc, model, args, gpu):
+    cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
+           sc.frames, str(max(1.0, args.seconds / 2))]
+
+    def timed():
+        p = subprocess.Popen(cmd + ["hold"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watchdog = threading.Timer(args.timeout, p.kill)
+        watchdog.start()
+        mem, res = [], None
+        for line in p.stdout:       # "warm", then the results
+            if line.startswith("{"):
+                res = json.loads(line)
+            if gpu:
+                mem.append(gpu_mem())
+            if res:
+                break
+        err = p.communicate("\n")[1]
+        watchdog.cancel()
+        if not res:
+            return {"reason": (err.strip().splitlines() or ["failed"])[-1]}
+        return {"fps": res["frame_fps"], "forward_fps": res["forward_fps"],
+                "reason": None, "gpu_mib": mem or None}
+
+    def counted(n, env):
+        try:
+            r = subprocess.run(cmd + [f"count={n}"], env=env, timeout=args.timeout,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return None
+        return {} if r.returncode == 0 else None
+    return timed, counted
+
+
+def summarize(runs, counted, sc, args):
+    """Median, min and max of the timed runs, then the heap per frame."""
+    rates = [r["fps"] for r in runs if r.get("fps")]
+    res = {"runs": rates, "reason": next((r["reason"] for r in runs if r["reason"]), None),
+           "gpu_mib": next((r["gpu_mib"] for r in runs if r.get("gpu_mib")), None)}
+    for key, pick in (("rss_mib", max), ("forward_fps", statistics.median)):
+        vals = [r[key] for r in runs if r.get(key)]
+        if vals:
+            res[key] = pick(vals)
     if rates:
         res.update(fps=statistics.median(rates), min=min(rates), max=max(rates))
-        def run(n, env):
-            r = run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, frames=n), env=env,
-                           gpu=gpu, timeout=args.timeout)
-            return r if r["frames"] == n else None
         n1 = max(5, int(res["fps"] * args.seconds / 4))
-        res["heap"], last = heap_per_frame(sc, n1, args, run)
-        res["gpu_mib"] = last and last["gpu_mib"]
+        res["heap"], last = heap_per_frame(sc, n1, args, counted)
+        if last and last.get("gpu_mib"):
+            res["gpu_mib"] = last["gpu_mib"]
     return res
 
 
-# --- the limit ------------------------------------------------------------
-
-def limit(args, sc, model, gpu):
-    """Run th_limit; its results, or a reason."""
-    cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
-           sc.frames, str(max(1.0, args.seconds / 2)), "hold"]
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    watchdog = threading.Timer(args.timeout, p.kill)
-    watchdog.start()
-    mem, res = [], None
-    for line in p.stdout:
-        if line.startswith("{"):
-            res = json.loads(line)
-        if gpu:
-            mem.append(gpu_mem())
-        if res:
-            break
-    err = p.communicate("\n")[1]
-    watchdog.cancel()
-    if not res:
-        return {"reason": (err.strip().splitlines() or ["failed"])[-1]}
-    res["gpu_mib"] = mem or None
-
-    def run(n, env):
-        try:
-            return subprocess.run(cmd[:-1] + [f"count={n}"], env=env,
-                                  timeout=args.timeout, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL).returncode == 0
-        except subprocess.TimeoutExpired:
-            return False
-    n1 = max(5, int(res["frame_fps"] * args.seconds / 8))
-    res["heap"] = heap_per_frame(sc, n1, args, run)[0]
-    return res
+def bench(sc, model, args, gpu):
+    """Runs of the contenders interleaved, so that they share the machine's
+    moods; returns {name: summary}."""
+    builds = {"ours": args.ours, "upstream": args.upstream}
+    contenders = {b: ffmpeg_contender(builds[b], sc, model, args, gpu)
+                  for b in sc.builds}
+    contenders["limit"] = limit_contender(sc, model, args, gpu)
+    runs = {name: [] for name in contenders}
+    for _ in range(args.runs):
+        for name, (timed, _) in contenders.items():
+            runs[name].append(timed())
+    return {name: summarize(runs[name], counted, sc, args)
+            for name, (_, counted) in contenders.items()}
 
 
 # --- environment ----------------------------------------------------------
@@ -288,7 +318,8 @@ def header(args, gpu):
     return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "cpu": cpu, "cores": os.cpu_count(), "ffmpeg": ver,
             "libtorch": torch_ver, "cuda": cuda_ver, "gpu": gpu_name,
-            "seconds": args.seconds, "runs": args.runs}
+            "seconds": args.seconds, "runs": args.runs,
+            "load": [round(os.getloadavg()[0], 2)]}
 
 
 # --- report -----------------------------------------------------------------
@@ -322,7 +353,8 @@ def markdown(head, results):
              f"{', ' + head['gpu'] if head['gpu'] else ''}; FFmpeg {head['ffmpeg']}, "
              f"LibTorch {head['libtorch']}"
              f"{', CUDA ' + head['cuda'] if head['cuda'] else ''}. "
-             f"fps: median (min–max) of {head['runs']} runs of {head['seconds']:g} s.", "",
+             f"fps: median (min–max) of {head['runs']} runs of {head['seconds']:g} s;"
+             f" load average {' → '.join(map(str, head['load']))}.", "",
              "| scenario | ours fps | upstream fps | limit fps (forward) | ours/upstream"
              " | ours/limit | source fps | peak RSS MiB ours / up"
              " | heap per frame ours / up / limit | allocs ≥ frame per frame ours / up / limit"
@@ -331,14 +363,13 @@ def markdown(head, results):
     for r in results:
         b, lim = r["builds"], r["limit"]
         ours, up = b.get("ours") or {}, b.get("upstream") or {}
-        lim_s = (f"{lim['frame_fps']:.1f} ({lim['forward_fps']:.1f})"
-                 if "frame_fps" in lim else "failed")
-        notes = [f"{k}: {v['reason']}" for k, v in b.items() if v and v.get("reason")]
-        if "reason" in lim:
-            notes.append(f"limit: {lim['reason']}")
+        lim_s = (f"{lim['fps']:.1f} ({lim['forward_fps']:.1f})"
+                 if "fps" in lim else "failed")
+        notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
+                 if v.get("reason")]
         row = [r["name"], fmt_fps(ours), fmt_fps(up) if "upstream" in b else "n/a", lim_s,
                ratio(ours.get("fps"), up.get("fps")),
-               ratio(ours.get("fps"), lim.get("frame_fps")),
+               ratio(ours.get("fps"), lim.get("fps")),
                f"{r['source_fps']:.0f}" if r["source_fps"] else "–",
                joined([ours, up], "rss_mib", lambda v: f"{v:.0f}"),
                joined([ours, up, lim], "heap", lambda v: fmt_bytes(v["bytes"])),
@@ -365,7 +396,7 @@ def plot_bars(ax, results):
             b = r["limit"] if name == "limit" else r["builds"].get(name)
             if b is None:
                 continue
-            v = b.get("frame_fps" if name == "limit" else "fps")
+            v = b.get("fps")
             if not v:
                 failed.append(x + (i - 1) * width)
                 continue
@@ -434,31 +465,24 @@ def main():
     print(f"bench: {len(todo)} scenarios, {args.runs} runs of {args.seconds:g} s;"
           f" GPU: {head['gpu'] or 'none'}", flush=True)
 
-    builds = {"ours": args.ours, "upstream": args.upstream}
-    sources, limits, results = {}, {}, []
+    sources, results = {}, []
     for i, sc in enumerate(todo, 1):
         model = os.path.join(models, sc.model + ".pt")
         key = (sc.width, sc.height, sc.frames)
         if key not in sources:
             sources[key] = run_ffmpeg(ffmpeg_cmd(args.ours, sc, model, dnn=False),
                                       min(2.0, args.seconds))["fps"]
-        key = (sc.model, sc.width, sc.height, sc.device, sc.frames)
-        if key not in limits:
-            limits[key] = limit(args, sc, model, gpu and sc.device != "cpu")
         res = {"name": sc.name, "model": sc.model, "size": [sc.width, sc.height],
                "device": sc.device, "frames": sc.frames, "async": sc.async_,
-               "source_fps": sources[(sc.width, sc.height, sc.frames)],
-               "limit": limits[key], "builds": {}}
-        for b in sc.builds:
-            res["builds"][b] = bench_build(builds[b], sc, model, args,
-                                           gpu and sc.device != "cpu")
+               "source_fps": sources[key]}
+        res["builds"] = bench(sc, model, args, gpu and sc.device != "cpu")
+        res["limit"] = res["builds"].pop("limit")
         results.append(res)
-        lim = res["limit"].get("frame_fps")
         done = [f"{b} {fmt_fps(v)}" + (f" ({v['reason']})" if v["reason"] else "")
-                for b, v in res["builds"].items()]
-        done.append(f"limit {lim:.1f}" if lim else "limit failed")
+                for b, v in [*res["builds"].items(), ("limit", res["limit"])]]
         print(f"[{i}/{len(todo)}] {sc.name}: " + ", ".join(done), flush=True)
 
+    head["load"].append(round(os.getloadavg()[0], 2))
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"header": head, "scenarios": results}, f, indent=1)
     table = markdown(head, results)
