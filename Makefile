@@ -16,7 +16,7 @@ PATCHES  := $(shell sed -e 's/\#.*//' -e '/^ *$$/d' -e 's|^|patches/|' patches/s
 FATE_ENV := PATH="$(PATH)" CCACHE_NOHASHDIR=1
 PKGCFG   := PKG_CONFIG_PATH="$(NVCODEC_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))"
 
-.PHONY: all ffmpeg-build check check-gpu check-valgrind demo bench clean distclean prepare
+.PHONY: all ffmpeg-build check check-gpu check-valgrind demo bench baseline clean distclean prepare FORCE
 
 all: ffmpeg-build
 
@@ -74,8 +74,31 @@ check-valgrind: ffmpeg-build
 demo: ffmpeg-build
 	@PYTHON=$(PYTHON) tools/demo.sh $(BUILD)/demo
 
-bench: ffmpeg-build
-	@PYTHON=$(PYTHON) tools/bench.sh
+# The bench's anchor: upstream FFmpeg from the same tarball, with the same
+# LibTorch and flags, none of our patches; rebuilt only when its flags change.
+# Upstream has no --enable-libtorch-cuda: link LibTorch's CUDA part by hand.
+BASELINE       := $(BUILD)/baseline/ffmpeg-$(FFMPEG_VERSION)
+TORCH_CUDA_LIBS := --extra-libs='-Wl,--push-state,--no-as-needed,-ltorch_cuda,-lc10_cuda,--pop-state'
+BASELINE_FLAGS  := $(subst --enable-libtorch-cuda ,,$(FF_FLAGS)) \
+                   $(if $(filter yes,$(TORCH_CUDA)),$(TORCH_CUDA_LIBS))
+
+$(BUILD)/baseline/flags: FORCE
+	@mkdir -p $(@D)
+	@echo "$(BASELINE_FLAGS)" | cmp -s - $@ || echo "$(BASELINE_FLAGS)" > $@
+
+$(BASELINE)/ffmpeg: $(BUILD)/baseline/flags
+	tools/prepare-tree.sh $(BASELINE) $(FFMPEG_TARBALL) pristine
+	cd $(BASELINE) && $(PKGCFG) ./configure $(BASELINE_FLAGS) > $(BUILD)/baseline/configure.log 2>&1 || \
+	    { tail -n 20 $(BUILD)/baseline/configure.log; \
+	      echo "upstream's configure failed: see build/baseline/configure.log"; exit 1; }
+	+$(FATE_ENV) $(MAKE) -C $(BASELINE) -j$(JOBS) ffmpeg
+	@touch $@
+
+baseline: $(BASELINE)/ffmpeg
+
+bench: ffmpeg-build $(BASELINE)/ffmpeg
+	@PYTHON=$(PYTHON) LIBTORCH=$(LIBTORCH) TORCH_CUDA=$(TORCH_CUDA) \
+	    BASELINE=$(BASELINE)/ffmpeg tools/bench.sh $(BUILD)/bench
 
 clean:
 	-[ -f $(TREE)/ffbuild/config.mak ] && $(MAKE) -C $(TREE) clean

@@ -1,0 +1,497 @@
+"""make bench: throughput and memory of our dnn_processing torch backend
+against upstream FFmpeg and against LibTorch alone (the limit).
+
+Each scenario runs one model on one generated frame repeated (testsrc2, loop),
+so the source is not the bottleneck; its own rate is measured and shown.
+
+  fps      steady rate from ffmpeg's -progress reports over BENCH_SECONDS,
+           after a short warm-up; the run is then stopped with 'q'.
+           Median, min and max of BENCH_RUNS runs.
+  heap     bytes asked of malloc & co per frame, from an LD_PRELOAD counter,
+           (B2 - B1) / (N2 - N1) over runs of N1 and N2 frames; "big" counts
+           the allocations of at least one input frame's size.
+  RSS      peak resident set of the ffmpeg process (getrusage of the child).
+  GPU      memory used on the GPU (nvidia-smi) once the first frame is out
+           and at the last report.
+
+Environment: BENCH_SECONDS (5 on the CPU, 3 with a GPU), BENCH_RUNS (3),
+BENCH_GPU (auto|yes|no), BENCH_ONLY (a regular expression on scenario names).
+Nothing is asserted: the numbers are reported in results.{json,md,png}.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+WARM = 0.5          # seconds after the first frame that are not timed
+PERIOD = 0.2        # -stats_period
+
+
+@dataclass
+class Scenario:
+    model: str
+    width: int
+    height: int
+    device: str = "cpu"         # where the model runs
+    frames: str = "cpu"         # where the frames live: cpu, or cuda (hwupload)
+    builds: tuple = ("ours", "upstream")
+    async_: int = 1
+
+    @property
+    def name(self):
+        where = self.device if self.frames == "cpu" else f"{self.device}, {self.frames} frames"
+        return f"{self.model} {self.width}x{self.height} {where} async={self.async_}"
+
+
+def scenarios(gpu):
+    base = [("small", 640, 360), ("sr2", 320, 180), ("invert", 1920, 1080)]
+    out = [Scenario(m, w, h, async_=a) for m, w, h in base for a in (1, 0)]
+    if gpu:
+        big = [("small", 1920, 1080), ("sr2", 960, 540), ("invert", 1920, 1080)]
+        for m, w, h in big:
+            for a in (1, 0):
+                out.append(Scenario(m, w, h, "cuda", async_=a))
+                # CUDA frames straight into the model: ours only
+                out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), a))
+    return out
+
+
+# --- running ffmpeg -----------------------------------------------------
+
+def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True):
+    pre, chain = [], ["format=rgb24"]
+    if sc.frames == "cuda":
+        pre = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+        chain = ["format=rgb0", "hwupload"]
+    chain.append("loop=loop=-1:size=1")
+    if frames:
+        chain.append(f"trim=end_frame={frames}")
+    if dnn:
+        opts = f"dnn_backend=torch:model={model}:async={sc.async_}"
+        if sc.device != "cpu":
+            opts += f":device={sc.device}"
+        chain.append("dnn_processing=" + opts)
+    return [ffmpeg, "-hide_banner", "-v", "error", "-nostats",
+            "-progress", "pipe:1", "-stats_period", str(PERIOD), *pre,
+            "-f", "lavfi", "-i", f"testsrc2=s={sc.width}x{sc.height}:r=25",
+            "-vf", ",".join(chain), "-f", "null", "-"]
+
+
+def gpu_mem():
+    """MiB used on GPU 0, or None."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used",
+                              "--format=csv,noheader,nounits", "-i", "0"],
+                             capture_output=True, text=True, timeout=20).stdout
+        return int(out.split()[0])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return None
+
+
+def failure(status, stderr, after_end):
+    """A short reason from the exit status and the end of stderr."""
+    lines = [l.strip() for l in stderr.splitlines() if l.strip()]
+    what = [l for l in lines if l.startswith("what():")]
+    lines = [l for l in lines if not re.match(r"(frame #|Exception raised|\(no backtrace)", l)]
+    msg = re.sub(r'^what\(\):\s*|\s+at "[^"]*".*', "", (what or lines or [""])[-1])[:80]
+    if os.WIFSIGNALED(status):
+        why = signal.Signals(os.WTERMSIG(status)).name
+        why += " at exit" if after_end else ""
+    else:
+        why = f"exit {os.WEXITSTATUS(status)}"
+    return f"{why}: {msg}" if msg else why
+
+
+def run_ffmpeg(cmd, seconds=None, env=None, gpu=False, timeout=120):
+    """Run ffmpeg; with seconds, stop it with 'q' after that long of steady
+    state; kill it after timeout.  Returns a dict: fps, frames, ok, reason,
+    rss_mib, gpu_mib."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    killed = []
+    watchdog = threading.Timer(timeout, lambda: killed.append(p.kill()))
+    watchdog.start()
+    err = []
+    reader = threading.Thread(target=lambda: err.append(p.stderr.read()))
+    reader.start()
+    samples, frame, t0, quit_sent, ended, mem = [], 0, None, False, False, []
+    for raw in p.stdout:
+        key, _, val = raw.decode(errors="replace").strip().partition("=")
+        if key == "frame":
+            frame = int(val)
+        if key != "progress":
+            continue
+        if val == "end":
+            ended = True
+            break
+        now = time.monotonic()
+        if frame and t0 is None:
+            t0 = now
+            if gpu:
+                mem.append(gpu_mem())
+        if t0 is not None and now >= t0 + WARM:
+            samples.append((now, frame))
+            if seconds and not quit_sent and now - samples[0][0] >= seconds:
+                p.stdin.write(b"q")
+                p.stdin.flush()
+                quit_sent = True
+    if gpu and t0 is not None:
+        mem.append(gpu_mem())
+    p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = status
+    watchdog.cancel()
+    reader.join()
+    ok = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    reason = None
+    if killed:
+        reason = f"timed out after {timeout:g} s"
+    elif not ok:
+        reason = failure(status, err[0].decode(errors="replace"), ended or quit_sent)
+    fps = None
+    if len(samples) >= 2 and samples[-1][1] > samples[0][1]:
+        (ta, fa), (tb, fb) = samples[0], samples[-1]
+        fps = (fb - fa) / (tb - ta)
+    return {"fps": fps, "frames": frame, "ok": ok, "reason": reason,
+            "rss_mib": usage.ru_maxrss / 1024, "gpu_mib": mem or None}
+
+
+def heap_per_frame(sc, n1, args, run):
+    """Heap bytes and big allocations per frame: run(n, env) processes n
+    frames under the counter, for n1 and 3 * n1; returns (per frame, last
+    run's result), or (None, None) when a run did not count."""
+    big = sc.width * sc.height * 3
+    path = os.path.join(args.out, "alloc.txt")
+    counts, r = [], None
+    for n in (n1, 3 * n1):
+        if os.path.exists(path):
+            os.remove(path)
+        env = dict(os.environ, LD_PRELOAD=args.alloc, BENCH_ALLOC_OUT=path,
+                   BENCH_ALLOC_BIG=str(big))
+        r = run(n, env)
+        if r is None or not os.path.exists(path):
+            return None, None
+        with open(path) as f:
+            counts.append([int(x) for x in f.read().split()])
+    per = [(b - a) / (2 * n1) for a, b in zip(*counts)]
+    return {"bytes": per[0], "calls": per[1], "big_bytes": per[2],
+            "big_calls": per[3], "big_size": big}, r
+
+
+# --- contenders: ours, upstream, the limit ----------------------------------
+# Each is a pair of functions: timed() runs once for args.seconds and returns
+# a dict with fps (or a reason); counted(n, env) processes n frames under the
+# heap counter and returns a dict, or None when it did not.
+
+def ffmpeg_contender(ffmpeg, sc, model, args, gpu):
+    def timed():
+        return run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model), args.seconds,
+                          timeout=args.timeout)
+
+    def counted(n, env):
+        r = run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, frames=n), env=env,
+                       gpu=gpu, timeout=args.timeout)
+        return r if r["frames"] == n else None
+    return timed, counted
+
+
+def limit_contender(sc, model, args, gpu):
+    cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
+           sc.frames, str(max(1.0, args.seconds / 2))]
+
+    def timed():
+        p = subprocess.Popen(cmd + ["hold"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watchdog = threading.Timer(args.timeout, p.kill)
+        watchdog.start()
+        mem, res = [], None
+        for line in p.stdout:       # "warm", then the results
+            if line.startswith("{"):
+                res = json.loads(line)
+            if gpu:
+                mem.append(gpu_mem())
+            if res:
+                break
+        err = p.communicate("\n")[1]
+        watchdog.cancel()
+        if not res:
+            return {"reason": (err.strip().splitlines() or ["failed"])[-1]}
+        return {"fps": res["frame_fps"], "forward_fps": res["forward_fps"],
+                "reason": None, "gpu_mib": mem or None}
+
+    def counted(n, env):
+        try:
+            r = subprocess.run(cmd + [f"count={n}"], env=env, timeout=args.timeout,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return None
+        return {} if r.returncode == 0 else None
+    return timed, counted
+
+
+def summarize(runs, counted, sc, args):
+    """Median, min and max of the timed runs, then the heap per frame."""
+    rates = [r["fps"] for r in runs if r.get("fps")]
+    res = {"runs": rates, "reason": next((r["reason"] for r in runs if r["reason"]), None),
+           "gpu_mib": next((r["gpu_mib"] for r in runs if r.get("gpu_mib")), None)}
+    for key, pick in (("rss_mib", max), ("forward_fps", statistics.median)):
+        vals = [r[key] for r in runs if r.get(key)]
+        if vals:
+            res[key] = pick(vals)
+    if rates:
+        res.update(fps=statistics.median(rates), min=min(rates), max=max(rates))
+        n1 = max(5, int(res["fps"] * args.seconds / 4))
+        res["heap"], last = heap_per_frame(sc, n1, args, counted)
+        if last and last.get("gpu_mib"):
+            res["gpu_mib"] = last["gpu_mib"]
+    return res
+
+
+def bench(sc, model, args, gpu):
+    """Runs of the contenders interleaved, so that they share the machine's
+    moods; returns {name: summary}."""
+    builds = {"ours": args.ours, "upstream": args.upstream}
+    contenders = {b: ffmpeg_contender(builds[b], sc, model, args, gpu)
+                  for b in sc.builds}
+    contenders["limit"] = limit_contender(sc, model, args, gpu)
+    runs = {name: [] for name in contenders}
+    for _ in range(args.runs):
+        for name, (timed, _) in contenders.items():
+            runs[name].append(timed())
+    return {name: summarize(runs[name], counted, sc, args)
+            for name, (_, counted) in contenders.items()}
+
+
+# --- environment ----------------------------------------------------------
+
+def cuda_ok(python):
+    if os.environ.get("BENCH_GPU", "auto") == "no":
+        return False
+    try:
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                             timeout=30).returncode == 0
+        th = subprocess.run([python, "-c", "import torch;"
+                             "print(torch.cuda.is_available())"],
+                            capture_output=True, text=True, timeout=120)
+        ok = smi and th.stdout.strip() == "True"
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    if not ok and os.environ.get("BENCH_GPU") == "yes":
+        sys.exit("bench: BENCH_GPU=yes but no usable CUDA device")
+    return ok
+
+
+def header(args, gpu):
+    cpu = platform.processor() or "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        m = re.search(r"model name\s*:\s*(.*)", f.read())
+        cpu = m.group(1) if m else cpu
+    ver = subprocess.run([args.ours, "-version"], capture_output=True,
+                         text=True).stdout.split("\n")[0].split()[2]
+    torch_ver, cuda_ver = "unknown", None
+    libtorch = os.environ.get("LIBTORCH", "")
+    vfile = os.path.join(libtorch, "version.py")
+    if os.path.exists(os.path.join(libtorch, "build-version")):
+        torch_ver = open(os.path.join(libtorch, "build-version")).read().strip()
+    elif os.path.exists(vfile):
+        text = open(vfile).read()
+        m = re.search(r"__version__\s*=\s*'([^']+)'", text)
+        torch_ver = m.group(1) if m else torch_ver
+        m = re.search(r"^cuda\s*(?::[^=]*)?=\s*'([^']+)'", text, re.M)
+        cuda_ver = m.group(1) if m else None
+    gpu_name = None
+    if gpu:
+        gpu_name = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                                   "--format=csv,noheader", "-i", "0"],
+                                  capture_output=True, text=True).stdout.strip()
+    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "cpu": cpu, "cores": os.cpu_count(), "ffmpeg": ver,
+            "libtorch": torch_ver, "cuda": cuda_ver, "gpu": gpu_name,
+            "seconds": args.seconds, "runs": args.runs,
+            "load": [round(os.getloadavg()[0], 2)]}
+
+
+# --- report -----------------------------------------------------------------
+
+def fmt_fps(b):
+    if not b or "fps" not in b:
+        return "failed"
+    return f"{b['fps']:.1f} ({b['min']:.1f}–{b['max']:.1f})"
+
+
+def fmt_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a and b else "–"
+
+
+def joined(sources, key, fmt):
+    """fmt(source[key]) of each source, joined with " / "."""
+    vals = [(s or {}).get(key) for s in sources]
+    return " / ".join(fmt(v) if v is not None else "–" for v in vals)
+
+
+def markdown(head, results):
+    gpu = any(r["device"] != "cpu" for r in results)
+    lines = [f"Benchmark of {head['date']}: {head['cpu']}, {head['cores']} cores"
+             f"{', ' + head['gpu'] if head['gpu'] else ''}; FFmpeg {head['ffmpeg']}, "
+             f"LibTorch {head['libtorch']}"
+             f"{', CUDA ' + head['cuda'] if head['cuda'] else ''}. "
+             f"fps: median (min–max) of {head['runs']} runs of {head['seconds']:g} s;"
+             f" load average {' → '.join(map(str, head['load']))}.", "",
+             "| scenario | ours fps | upstream fps | limit fps (forward) | ours/upstream"
+             " | ours/limit | source fps | peak RSS MiB ours / up"
+             " | heap per frame ours / up / limit | allocs ≥ frame per frame ours / up / limit"
+             + (" | GPU MiB start→end ours / up / limit" if gpu else "") + " | notes |",
+             "|" + " --- |" * (11 + gpu)]
+    for r in results:
+        b, lim = r["builds"], r["limit"]
+        ours, up = b.get("ours") or {}, b.get("upstream") or {}
+        lim_s = (f"{lim['fps']:.1f} ({lim['forward_fps']:.1f})"
+                 if "fps" in lim else "failed")
+        notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
+                 if v.get("reason")]
+        row = [r["name"], fmt_fps(ours), fmt_fps(up) if "upstream" in b else "n/a", lim_s,
+               ratio(ours.get("fps"), up.get("fps")),
+               ratio(ours.get("fps"), lim.get("fps")),
+               f"{r['source_fps']:.0f}" if r["source_fps"] else "–",
+               joined([ours, up], "rss_mib", lambda v: f"{v:.0f}"),
+               joined([ours, up, lim], "heap", lambda v: fmt_bytes(v["bytes"])),
+               joined([ours, up, lim], "heap", lambda v: f"{v['big_calls']:.2f}")]
+        if gpu:
+            row.append(joined([ours, up, lim], "gpu_mib",
+                              lambda v: "→".join(str(x) for x in v)))
+        row.append("; ".join(notes).replace("|", "/"))
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "limit: LibTorch alone on the same model and device, uint8 frame in"
+              " and out (the model's forward alone in parentheses). source: the same"
+              " ffmpeg pipeline without dnn_processing. heap: bytes asked of malloc &"
+              " co per frame in steady state; allocs ≥ frame: allocations of at least"
+              " one input frame's size (W×H×3 bytes) per frame."]
+    return "\n".join(lines) + "\n"
+
+
+def plot_bars(ax, results):
+    series = [("ours", "tab:blue"), ("upstream", "tab:orange"), ("limit", "tab:green")]
+    width, failed, top = 0.27, [], 0
+    for i, (name, color) in enumerate(series):
+        xs, ys, err = [], [], [[], []]
+        for x, r in enumerate(results):
+            b = r["limit"] if name == "limit" else r["builds"].get(name)
+            if b is None:
+                continue
+            v = b.get("fps")
+            if not v:
+                failed.append(x + (i - 1) * width)
+                continue
+            xs.append(x + (i - 1) * width)
+            ys.append(v)
+            err[0].append(v - b.get("min", v))
+            err[1].append(b.get("max", v) - v)
+            top = max(top, b.get("max", v))
+        ax.bar(xs, ys, width, yerr=err, label=name, color=color, capsize=2)
+    for x in failed:
+        ax.text(x, top * 0.02, "failed", rotation=90, ha="center", va="bottom",
+                fontsize=7, color="tab:red")
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels([r["name"].replace(" async", "\nasync") for r in results],
+                       rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("fps (median; bars: min to max)")
+    ax.legend(fontsize=8)
+
+
+def plot(results, path):
+    """One bar chart per device: ours, upstream and the limit."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("bench: no matplotlib, no plot")
+        return
+    devices = sorted({r["device"] for r in results})
+    fig, axes = plt.subplots(len(devices), 1, squeeze=False,
+                             figsize=(max(8, 1.2 * len(results) / len(devices)),
+                                      4.5 * len(devices)))
+    for ax, dev in zip(axes[:, 0], devices):
+        plot_bars(ax, [r for r in results if r["device"] == dev])
+        ax.set_title(f"dnn_processing, torch backend on {dev}: "
+                     "ours, upstream 9.0.2, LibTorch alone", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+# --- main -------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ours", required=True)
+    ap.add_argument("--upstream", required=True)
+    ap.add_argument("--limit", required=True)
+    ap.add_argument("--alloc", required=True)
+    ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__),
+                                                     "..", "tests", "dnn", "models.py"))
+    args = ap.parse_args()
+    python = os.environ.get("PYTHON", sys.executable)
+    gpu = cuda_ok(python)
+    args.seconds = float(os.environ.get("BENCH_SECONDS", 3 if gpu else 5))
+    args.runs = int(os.environ.get("BENCH_RUNS", 3))
+    args.timeout = 60 + 4 * args.seconds
+    args.alloc = os.path.abspath(args.alloc)
+    only = re.compile(os.environ.get("BENCH_ONLY", ""))
+    todo = [s for s in scenarios(gpu) if only.search(s.name)]
+
+    models = os.path.join(args.out, "models")
+    subprocess.run([python, args.models, models] + sorted({s.model for s in todo}),
+                   check=True)
+    head = header(args, gpu)
+    print(f"bench: {len(todo)} scenarios, {args.runs} runs of {args.seconds:g} s;"
+          f" GPU: {head['gpu'] or 'none'}", flush=True)
+
+    sources, results = {}, []
+    for i, sc in enumerate(todo, 1):
+        model = os.path.join(models, sc.model + ".pt")
+        key = (sc.width, sc.height, sc.frames)
+        if key not in sources:
+            sources[key] = run_ffmpeg(ffmpeg_cmd(args.ours, sc, model, dnn=False),
+                                      min(2.0, args.seconds))["fps"]
+        res = {"name": sc.name, "model": sc.model, "size": [sc.width, sc.height],
+               "device": sc.device, "frames": sc.frames, "async": sc.async_,
+               "source_fps": sources[key]}
+        res["builds"] = bench(sc, model, args, gpu and sc.device != "cpu")
+        res["limit"] = res["builds"].pop("limit")
+        results.append(res)
+        done = [f"{b} {fmt_fps(v)}" + (f" ({v['reason']})" if v["reason"] else "")
+                for b, v in [*res["builds"].items(), ("limit", res["limit"])]]
+        print(f"[{i}/{len(todo)}] {sc.name}: " + ", ".join(done), flush=True)
+
+    head["load"].append(round(os.getloadavg()[0], 2))
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"header": head, "scenarios": results}, f, indent=1)
+    table = markdown(head, results)
+    with open(os.path.join(args.out, "results.md"), "w") as f:
+        f.write(table)
+    plot(results, os.path.join(args.out, "results.png"))
+    print("\n" + table)
+    print(f"bench: wrote {args.out}/results.json, results.md, results.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+#!/bin/sh
+# make bench: build the helpers of tools/bench/, then run tools/bench.py.
+#
+# usage: PYTHON=... LIBTORCH=... [TORCH_CUDA=yes] BASELINE=upstream-ffmpeg \
+#        tools/bench.sh [OUTDIR]
+set -e
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$top/build/bench}
+: "${PYTHON:?PYTHON is not set: run ./configure and make bench}"
+: "${LIBTORCH:?LIBTORCH is not set: run ./configure and make bench}"
+: "${BASELINE:?BASELINE (upstream ffmpeg) is not set: run make bench}"
+mkdir -p "$out"
+cd "$top"
+
+# newer(SRC, OUT): OUT is missing or older than SRC
+newer() { [ ! -e "$2" ] || [ "$1" -nt "$2" ]; }
+
+if newer tools/bench/th_limit.cpp "$out/th_limit"; then
+    cuda_libs=
+    [ "$TORCH_CUDA" = yes ] &&
+        cuda_libs="-Wl,--no-as-needed -ltorch_cuda -lc10_cuda -Wl,--as-needed"
+    echo "CXX	$out/th_limit"
+    c++ -std=c++17 -O2 -isystem "$LIBTORCH/include" \
+        -isystem "$LIBTORCH/include/torch/csrc/api/include" \
+        tools/bench/th_limit.cpp -o "$out/th_limit" \
+        -L"$LIBTORCH/lib" -Wl,-rpath,"$LIBTORCH/lib" $cuda_libs \
+        -ltorch -ltorch_cpu -lc10
+fi
+if newer tools/bench/alloc_count.c "$out/alloc_count.so"; then
+    echo "CC	$out/alloc_count.so"
+    cc -O2 -shared -fPIC tools/bench/alloc_count.c -o "$out/alloc_count.so"
+fi
+
+# matplotlib for the plot, installed under build/ rather than into PYTHON's
+# environment, which may be shared
+pylib=$top/build/pylib
+export PYTHONPATH="$pylib${PYTHONPATH:+:$PYTHONPATH}"
+"$PYTHON" -c 'import matplotlib' 2>/dev/null ||
+    "$PYTHON" -m pip install -q --target "$pylib" matplotlib ||
+    echo "bench: could not install matplotlib: no plot"
+
+exec "$PYTHON" tools/bench.py --out "$out" --ours ./ffmpeg \
+    --upstream "$BASELINE" --limit "$out/th_limit" \
+    --alloc "$out/alloc_count.so"

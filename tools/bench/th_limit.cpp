@@ -1,0 +1,123 @@
+/*
+ * The benchmark's limit: LibTorch alone running a TorchScript model on a
+ * resident frame, with LibTorch's default thread settings and the graph
+ * executor's optimization off, as dnn_processing's torch backend runs it by
+ * default (optimize=0).
+ *
+ * usage: th_limit MODEL WIDTH HEIGHT DEVICE FRAME_DEVICE SECONDS [hold|count=N]
+ *
+ * DEVICE runs the model (cpu, cuda, cuda:1 ...); FRAME_DEVICE holds the uint8
+ * HWC rgb frames (cpu for upstream's way, the model's device for CUDA frames).
+ * Two loops of SECONDS each, after a warm-up:
+ *   forward   the model on a resident float NCHW tensor;
+ *   frame     uint8 HWC -> float NCHW / 255, forward, * 255, clamp, round,
+ *             uint8 HWC, into a resident output frame.
+ * Prints "warm" once warmed up, then one JSON line of results.  With "hold" it
+ * then waits for a line on stdin before exiting (so that the caller can read
+ * the GPU's memory while the model is still loaded).  With count=N it runs
+ * the frame loop N times instead, untimed (for counting heap allocations).
+ */
+
+#include <torch/script.h>
+#include <torch/cuda.h>
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <string>
+
+using Clock = std::chrono::steady_clock;
+
+static void sync(const torch::Device &dev)
+{
+    if (dev.is_cuda())
+        torch::cuda::synchronize(dev.index() < 0 ? 0 : dev.index());
+}
+
+/* Run fn until seconds have passed; return iterations per second. */
+static double rate(const torch::Device &dev, double seconds,
+                   const std::function<void()> &fn)
+{
+    long n = 0;
+    double elapsed;
+
+    sync(dev);
+    auto start = Clock::now();
+    do {
+        fn();
+        n++;
+        sync(dev);
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (elapsed < seconds);
+    return n / elapsed;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 7) {
+        std::cerr << "usage: th_limit MODEL WIDTH HEIGHT DEVICE FRAME_DEVICE SECONDS [hold|count=N]\n";
+        return 2;
+    }
+    const int w = std::atoi(argv[2]), h = std::atoi(argv[3]);
+    const torch::Device dev(argv[4]), frame_dev(argv[5]);
+    const double seconds = std::atof(argv[6]);
+    const std::string extra = argc > 7 ? argv[7] : "";
+    const bool hold = extra == "hold";
+    const long count = extra.rfind("count=", 0) == 0 ? std::atol(argv[7] + 6) : 0;
+
+    try {
+        if ((dev.is_cuda() || frame_dev.is_cuda()) && !torch::cuda::is_available())
+            throw std::runtime_error("CUDA asked for but not available");
+        c10::InferenceMode guard;
+        torch::jit::setGraphExecutorOptimize(false);
+        torch::jit::Module module = torch::jit::load(argv[1], dev);
+        module.eval();
+
+        auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(frame_dev);
+        torch::Tensor frame = torch::randint(0, 256, {h, w, 3}, u8);
+        torch::Tensor x = torch::empty({1, 3, h, w}, torch::TensorOptions().device(dev));
+        x[0].copy_(frame.permute({2, 0, 1}));
+        x.div_(255);
+        torch::Tensor y = module.forward({x}).toTensor();
+        const int oh = y.size(2), ow = y.size(3);
+        torch::Tensor out = torch::empty({oh, ow, 3}, u8);
+
+        auto forward = [&] { module.forward({x}); };
+        auto full = [&] {
+            x[0].copy_(frame.permute({2, 0, 1}));
+            x.div_(255);
+            torch::Tensor r = module.forward({x}).toTensor()[0];
+            r.mul_(255).clamp_(0, 255).round_();
+            out.copy_(r.permute({1, 2, 0}));
+        };
+        for (int i = 0; i < (dev.is_cuda() ? 20 : 3); i++)
+            full();
+        sync(dev);
+        if (count) {
+            for (long i = 0; i < count; i++)
+                full();
+            sync(dev);
+            return 0;
+        }
+        std::cout << "warm" << std::endl;
+
+        const double fwd = rate(dev, seconds, forward);
+        const double frm = rate(dev, seconds, full);
+        std::printf("{\"forward_fps\": %.3f, \"frame_fps\": %.3f, "
+                    "\"out\": [%d, %d], \"threads\": %d}\n",
+                    fwd, frm, ow, oh, (int)at::get_num_threads());
+        std::fflush(stdout);
+    } catch (const std::exception &e) {
+        const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
+        std::cerr << "th_limit: " << (ce ? ce->what_without_backtrace() : e.what()) << "\n";
+        return 1;
+    }
+    if (hold) {
+        std::string line;
+        std::getline(std::cin, line);
+    }
+    return 0;
+}
