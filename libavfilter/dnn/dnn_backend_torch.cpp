@@ -92,6 +92,7 @@ typedef struct THModel {
 #if TH_CUDA_FRAMES
     THCuda *cuda;               ///< set when the input link has CUDA frames
 #endif
+    int cuda_channels;          ///< model channels for CUDA frames (3 or 1)
 } THModel;
 
 #define OFFSET(x) offsetof(THOptions, x)
@@ -153,6 +154,8 @@ static int th_input_channels(const THModel *th_model)
     AVFilterContext *fctx = th_model->model.filter_ctx;
     int channels = 0;
 
+    if (th_model->cuda_channels)
+        return th_model->cuda_channels;
     if (fctx && fctx->nb_inputs && fctx->inputs[0])
         channels = th_format_channels(fctx->inputs[0]->format);
     return channels ? channels : 3;
@@ -184,9 +187,12 @@ static int th_frame_channel(int format, int c)
     return format == AV_PIX_FMT_BGR24 ? 2 - c : c;
 }
 
-static int th_check_output(void *log_ctx, const torch::Tensor &out, int format)
+/* channels: what the frame format needs, 0 for th_format_channels(format) */
+static int th_check_output(void *log_ctx, const torch::Tensor &out, int format,
+                           int channels)
 {
-    int channels = th_format_channels(format);
+    if (!channels)
+        channels = th_format_channels(format);
 
     if (out.dim() != 4) {
         av_log(log_ctx, AV_LOG_ERROR, "model output has %d dimensions; "
@@ -320,7 +326,7 @@ static int infer_completion_callback(THInferRequest *request)
     const torch::Tensor &y = request->output;
     int ret, channels, width, height;
 
-    ret = th_check_output(th_model->ctx, y, out->format);
+    ret = th_check_output(th_model->ctx, y, out->format, 0);
     if (ret < 0)
         return ret;
     channels = (int)y.size(1);
@@ -366,15 +372,17 @@ static int th_run_cuda(THModel *th_model, THInferRequest *request)
     return ff_dnn_th_cuda_run(th_model->cuda, [&]() -> int {
         torch::NoGradGuard no_grad;
         int ret = ff_dnn_th_cuda_frame_to_tensor(th_model->cuda, task->in_frame,
+                                                 th_model->cuda_channels,
                                                  request->in_store, request->input);
         if (!ret)
             ret = th_start_inference(request);
         if (!ret)
             ret = th_check_output(th_model->ctx, request->output,
-                                  ff_dnn_th_cuda_sw_format(th_model->cuda));
+                                  ff_dnn_th_cuda_sw_format(th_model->cuda),
+                                  th_model->cuda_channels);
         if (!ret)
             ret = ff_dnn_th_cuda_tensor_to_frame(th_model->cuda, request->output,
-                                                 request->out_store, task->out_frame);
+                                                 task->in_frame, task->out_frame);
         return ret;
     });
 }
@@ -525,8 +533,9 @@ static int th_setup_cuda(THModel *th_model)
     } catch (const std::exception &e) {
         return th_error(ctx, "could not move the model to the frames' device", e);
     }
-    th_model->device_type  = c10::DeviceType::CUDA;
-    th_model->device_index = index;
+    th_model->device_type   = c10::DeviceType::CUDA;
+    th_model->device_index  = index;
+    th_model->cuda_channels = 3;
     return 0;
 #else
     av_log(ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built with "
@@ -553,6 +562,21 @@ static int get_input_th(DNNModel *model, DNNData *input, const char *input_name)
     return 0;
 }
 
+/* Run the model once on a blank input; returns its output or throws. */
+static torch::Tensor th_probe(THModel *th_model, int channels, int width, int height)
+{
+    torch::NoGradGuard no_grad;
+    std::vector<torch::jit::IValue> inputs{
+        torch::zeros({ 1, channels, height, width },
+                     torch::TensorOptions().device(th_device(th_model))) };
+    torch::jit::IValue result = th_model->jit_model->forward(inputs);
+
+    if (!result.isTensor())
+        throw std::runtime_error(std::string("model returned a ") +
+                                 result.tagKind() + ", not a tensor");
+    return result.toTensor();
+}
+
 /* Run the model once on a blank input to learn its output size. */
 static int get_output_th(DNNModel *model, const char *input_name, int input_width,
                          int input_height, const char *output_name,
@@ -573,20 +597,24 @@ static int get_output_th(DNNModel *model, const char *input_name, int input_widt
         format = AV_PIX_FMT_RGB24;
 
     try {
-        torch::NoGradGuard no_grad;
-        std::vector<torch::jit::IValue> inputs{
-            torch::zeros({ 1, channels, input_height, input_width },
-                         torch::TensorOptions().device(th_device(th_model))) };
-        torch::jit::IValue result = th_model->jit_model->forward(inputs);
         torch::Tensor y;
 
-        if (!result.isTensor()) {
-            av_log(th_model->ctx, AV_LOG_ERROR, "model returned a %s, not a tensor\n",
-                   result.tagKind().c_str());
-            return AVERROR(EINVAL);
+#if TH_CUDA_FRAMES
+        /* YUV CUDA frames: an RGB model, or else one for the Y plane */
+        if (th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda)) {
+            try {
+                y = th_probe(th_model, 3, input_width, input_height);
+            } catch (const std::exception &e) {
+                av_log(th_model->ctx, AV_LOG_VERBOSE, "model refuses 3 channels, "
+                       "trying the Y plane alone\n");
+                channels = th_model->cuda_channels = 1;
+            }
         }
-        y = result.toTensor();
-        ret = th_check_output(th_model->ctx, y, format);
+#endif
+        if (!y.defined())
+            y = th_probe(th_model, channels, input_width, input_height);
+        ret = th_check_output(th_model->ctx, y, format,
+                              th_model->cuda_channels ? channels : 0);
         if (ret < 0)
             return ret;
         *output_width  = (int)y.size(3);

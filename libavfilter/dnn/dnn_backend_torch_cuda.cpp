@@ -51,6 +51,10 @@ struct THCuda {
     int bpp;                ///< bytes per pixel
     int rgb[3];             ///< byte of R, G and B in a pixel
     int pad;                ///< padding byte, or -1
+    int yuv;                ///< planar/semi-planar YUV: nv12, p010, yuv420p, yuv444p
+    int depth;              ///< bits per YUV sample (8 or 10)
+    int sub;                ///< log2 of chroma subsampling (both directions)
+    int interleaved;        ///< chroma as UV pairs in plane 1
     int device_index;
     int primary;            ///< FFmpeg works in the primary context
     cudaStream_t stream;    ///< where LibTorch works
@@ -109,6 +113,25 @@ static int th_cuda_layout(THCuda *cuda)
         { AV_PIX_FMT_BGRA,  4, 2, 1, 0,  3 },
     };
 
+    static const struct {
+        enum AVPixelFormat fmt;
+        int depth, sub, interleaved;
+    } yuv[] = {
+        { AV_PIX_FMT_NV12,     8, 1, 1 },
+        { AV_PIX_FMT_P010,    10, 1, 1 },
+        { AV_PIX_FMT_YUV420P,  8, 1, 0 },
+        { AV_PIX_FMT_YUV444P,  8, 0, 0 },
+    };
+
+    for (size_t i = 0; i < FF_ARRAY_ELEMS(yuv); i++) {
+        if (yuv[i].fmt != cuda->sw_format)
+            continue;
+        cuda->yuv         = 1;
+        cuda->depth       = yuv[i].depth;
+        cuda->sub         = yuv[i].sub;
+        cuda->interleaved = yuv[i].interleaved;
+        return 0;
+    }
     for (size_t i = 0; i < FF_ARRAY_ELEMS(layouts); i++) {
         if (layouts[i].fmt != cuda->sw_format)
             continue;
@@ -235,11 +258,198 @@ static bool th_cuda_rgb_order(const THCuda *cuda)
     return cuda->rgb[1] == cuda->rgb[0] + 1 && cuda->rgb[2] == cuda->rgb[0] + 2;
 }
 
-int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame,
+int ff_dnn_th_cuda_is_yuv(const THCuda *cuda)
+{
+    return cuda->yuv;
+}
+
+/* ---- YUV frames (NVDEC output and friends) ---- */
+
+typedef struct THYuvMatrix {
+    double kr, kb;
+    int full;
+} THYuvMatrix;
+
+/* The frame's colour matrix and range, with swscale's defaults (BT.601, limited). */
+static THYuvMatrix th_yuv_matrix(const AVFrame *frame)
+{
+    THYuvMatrix m = { 0.299, 0.114, frame->color_range == AVCOL_RANGE_JPEG };
+
+    switch (frame->colorspace) {
+    case AVCOL_SPC_BT709:
+        m.kr = 0.2126;
+        m.kb = 0.0722;
+        break;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL:
+        m.kr = 0.2627;
+        m.kb = 0.0593;
+        break;
+    default:
+        break;
+    }
+    return m;
+}
+
+/* Plane p of a YUV CUDA frame as an int32 H x W (x 2 for UV pairs) tensor of sample values. */
+static torch::Tensor th_yuv_plane(const THCuda *cuda, const AVFrame *frame, int p,
+                                  int64_t h, int64_t w)
+{
+    auto opts = torch::TensorOptions().device(torch::kCUDA, cuda->device_index);
+    int bytes = cuda->depth > 8 ? 2 : 1;
+    int pairs = p && cuda->interleaved ? 2 : 1;
+    torch::Tensor t = torch::from_blob(frame->data[p], { h, w, pairs },
+                                       { frame->linesize[p] / bytes, pairs, 1 },
+                                       opts.dtype(bytes == 2 ? torch::kInt16 : torch::kUInt8));
+
+    t = t.to(torch::kInt32);
+    if (bytes == 2)
+        t = t.bitwise_and(0xffff).bitwise_right_shift(16 - cuda->depth);
+    return t;
+}
+
+static void th_yuv_chroma_planes(const THCuda *cuda, const AVFrame *frame,
+                                 torch::Tensor &u, torch::Tensor &v)
+{
+    int64_t ch = -(-(int64_t)frame->height >> cuda->sub);
+    int64_t cw = -(-(int64_t)frame->width  >> cuda->sub);
+
+    if (cuda->interleaved) {
+        torch::Tensor uv = th_yuv_plane(cuda, frame, 1, ch, cw);
+        u = uv.select(2, 0);
+        v = uv.select(2, 1);
+    } else {
+        u = th_yuv_plane(cuda, frame, 1, ch, cw).select(2, 0);
+        v = th_yuv_plane(cuda, frame, 2, ch, cw).select(2, 0);
+    }
+}
+
+static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
+                            torch::Tensor &input)
+{
+    const int64_t h = frame->height, w = frame->width;
+    const double scale = 1 << (cuda->depth - 8), max = (1 << cuda->depth) - 1;
+    THYuvMatrix m = th_yuv_matrix(frame);
+    torch::Tensor y = th_yuv_plane(cuda, frame, 0, h, w).select(2, 0).to(torch::kFloat32);
+    torch::Tensor u, v;
+    double kg = 1.0 - m.kr - m.kb;
+
+    if (channels == 1) {            /* the Y plane as the CPU path gives it */
+        input = y.div(max).view({ 1, 1, h, w });
+        return 0;
+    }
+    th_yuv_chroma_planes(cuda, frame, u, v);
+    if (cuda->sub) {                /* chroma sited with its top-left luma sample */
+        u = u.repeat_interleave(2, 0).repeat_interleave(2, 1).narrow(0, 0, h).narrow(1, 0, w);
+        v = v.repeat_interleave(2, 0).repeat_interleave(2, 1).narrow(0, 0, h).narrow(1, 0, w);
+    }
+    u = u.to(torch::kFloat32).sub(128 * scale);
+    v = v.to(torch::kFloat32).sub(128 * scale);
+    if (m.full) {
+        y = y.div(max);
+        u = u.div(max);
+        v = v.div(max);
+    } else {
+        y = y.sub(16 * scale).div(219 * scale);
+        u = u.div(224 * scale);
+        v = v.div(224 * scale);
+    }
+    input = torch::stack({ y + 2 * (1 - m.kr) * v,
+                           y - (2 * m.kb * (1 - m.kb) / kg) * u - (2 * m.kr * (1 - m.kr) / kg) * v,
+                           y + 2 * (1 - m.kb) * u }).clamp_(0.0, 1.0).unsqueeze(0);
+    return 0;
+}
+
+/* Write sample values (float, already in range) into plane p. */
+static void th_yuv_store(const THCuda *cuda, AVFrame *frame, int p, int pair,
+                         const torch::Tensor &values)
+{
+    const double max = (1 << cuda->depth) - 1;
+    int64_t h = values.size(0), w = values.size(1);
+    int bytes = cuda->depth > 8 ? 2 : 1;
+    int pairs = p && cuda->interleaved ? 2 : 1;
+    auto opts = torch::TensorOptions().device(torch::kCUDA, cuda->device_index);
+    torch::Tensor out = torch::from_blob(frame->data[p], { h, w, pairs },
+                                         { frame->linesize[p] / bytes, pairs, 1 },
+                                         opts.dtype(bytes == 2 ? torch::kInt16 : torch::kUInt8));
+    torch::Tensor q = values.round().clamp(0.0, max).to(torch::kInt32);
+
+    if (bytes == 2)
+        q = q.bitwise_left_shift(16 - cuda->depth);
+    out.select(2, pair).copy_(q);
+}
+
+static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
+                            const AVFrame *in, AVFrame *frame)
+{
+    const int64_t h = output.size(2), w = output.size(3);
+    const double scale = 1 << (cuda->depth - 8), max = (1 << cuda->depth) - 1;
+    int64_t ch = -(-h >> cuda->sub), cw = -(-w >> cuda->sub);
+    THYuvMatrix m = th_yuv_matrix(frame);
+    torch::Tensor o = output[0].to(torch::kFloat32).clamp(0.0, 1.0), y, u, v;
+    double kg = 1.0 - m.kr - m.kb;
+
+    if (o.size(0) == 1) {           /* Y from the model, chroma carried over */
+        th_yuv_store(cuda, frame, 0, 0, o[0] * max);
+        th_yuv_chroma_planes(cuda, in, u, v);
+        if (u.size(0) != ch || u.size(1) != cw) {
+            auto resize = [&](const torch::Tensor &c) {
+                return at::upsample_bilinear2d(c.to(torch::kFloat32).unsqueeze(0).unsqueeze(0),
+                                               { ch, cw }, false)[0][0];
+            };
+            u = resize(u);
+            v = resize(v);
+        }
+        th_yuv_store(cuda, frame, 1, 0, u.to(torch::kFloat32));
+        th_yuv_store(cuda, frame, cuda->interleaved ? 1 : 2, cuda->interleaved ? 1 : 0,
+                     v.to(torch::kFloat32));
+        return 0;
+    }
+
+    y = m.kr * o[0] + kg * o[1] + m.kb * o[2];
+    u = (o[2] - y) / (2 * (1 - m.kb));
+    v = (o[0] - y) / (2 * (1 - m.kr));
+    if (cuda->sub) {                /* chroma downsampled by averaging */
+        auto pool = [&](const torch::Tensor &c) {
+            torch::Tensor t = c.unsqueeze(0).unsqueeze(0);
+            if (cw * 2 != w || ch * 2 != h)
+                t = at::replication_pad2d(t, { 0, cw * 2 - w, 0, ch * 2 - h });
+            return at::avg_pool2d(t, { 2, 2 })[0][0];
+        };
+        u = pool(u);
+        v = pool(v);
+    }
+    if (m.full) {
+        y = y * max;
+        u = u * max + 128 * scale;
+        v = v * max + 128 * scale;
+    } else {
+        y = y * (219 * scale) + 16 * scale;
+        u = u * (224 * scale) + 128 * scale;
+        v = v * (224 * scale) + 128 * scale;
+    }
+    th_yuv_store(cuda, frame, 0, 0, y);
+    th_yuv_store(cuda, frame, 1, 0, u);
+    th_yuv_store(cuda, frame, cuda->interleaved ? 1 : 2, cuda->interleaved ? 1 : 0, v);
+    return 0;
+}
+
+/* ---- packed RGB frames ---- */
+
+int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
                                    torch::Tensor &store, torch::Tensor &input)
 {
     const int64_t h = frame->height, w = frame->width;
 
+    if (cuda->yuv) {
+        try {
+            return th_yuv_to_tensor(cuda, frame, channels, input);
+        } catch (const std::exception &e) {
+            av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n",
+                   e.what());
+            return AVERROR_EXTERNAL;
+        }
+    }
     try {
         torch::Tensor src = th_cuda_view(cuda, frame);
 
@@ -266,7 +476,7 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame,
 }
 
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
-                                   torch::Tensor &store, AVFrame *frame)
+                                   const AVFrame *in, AVFrame *frame)
 {
     const int64_t h = output.size(2), w = output.size(3);
 
@@ -283,6 +493,15 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
         return AVERROR(EINVAL);
     }
 
+    if (cuda->yuv) {
+        try {
+            return th_tensor_to_yuv(cuda, output, in, frame);
+        } catch (const std::exception &e) {
+            av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n",
+                   e.what());
+            return AVERROR_EXTERNAL;
+        }
+    }
     try {
         torch::Tensor dst = th_cuda_view(cuda, frame);
         torch::Tensor y = output[0], u8;

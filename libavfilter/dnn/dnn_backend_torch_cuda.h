@@ -60,12 +60,23 @@ enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda);
  */
 int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work);
 
-/** Map a CUDA frame into store as a 1x3xHxW float tensor in [0, 1]. */
-int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame,
+/** 1 for YUV frames (nv12, p010, yuv420p, yuv444p), whose models may
+ *  take 3 channels (RGB, converted on the GPU) or 1 (the Y plane). */
+int ff_dnn_th_cuda_is_yuv(const THCuda *cuda);
+
+/**
+ * Map a CUDA frame as a 1xCxHxW float tensor in [0, 1]: packed RGB into
+ * store, YUV converted to RGB with the frame's colour matrix and range
+ * (C=3) or its Y plane (C=1).
+ */
+int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
                                    torch::Tensor &store, torch::Tensor &input);
 
-/** Write a 1x3xHxW model output into a CUDA frame, device to device. */
+/**
+ * Write a 1xCxHxW model output into a CUDA frame, device to device; for a
+ * one-channel output into YUV, chroma comes from the input frame.
+ */
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
-                                   torch::Tensor &store, AVFrame *frame);
+                                   const AVFrame *in, AVFrame *frame);
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H */

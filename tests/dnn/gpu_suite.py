@@ -144,10 +144,80 @@ def run_errors(s):
     out, rc, err = s.cuda_path("conv", "rgb0", w, h, False, ":device=cpu")
     s.check("cuda-error-device-mismatch", rc > 0 and "CUDA frames are on cuda:0" in err,
             "(rc %d)" % rc)
-    out, rc, err = s.cuda_path("conv", "yuv420p", w, h)
-    s.check("cuda-error-sw-format", rc > 0 and "sw_format yuv420p" in err, "(rc %d)" % rc)
+    out, rc, err = s.cuda_path("conv", "yuv422p", w, h)
+    s.check("cuda-error-sw-format", rc > 0 and "sw_format yuv422p" in err, "(rc %d)" % rc)
     out, rc, err = s.cuda_path("conv1", "rgb0", w, h)
     s.check("cuda-error-model-channels", rc > 0 and "model" in err, "(rc %d)" % rc)
+
+
+# YUV CUDA frames: (sw_format, colorspace, range) uploaded from raw frames,
+# and NVDEC-decoded clips (mpeg2video limited range, mjpeg full range)
+YUV_CASES = [("nv12", "bt709", "tv"), ("nv12", "smpte170m", "pc"),
+             ("p010le", "bt709", "tv"), ("yuv420p", "bt709", "tv"),
+             ("yuv444p", "smpte170m", "tv")]
+
+
+def yuv_cpu_chain(model, sw, spc, rng, channels):
+    dnn = "dnn_processing=dnn_backend=torch:model=%s" % model
+    if channels == 1 and sw in ("nv12", "yuv420p", "yuv444p"):
+        return dnn
+    to_rgb = "scale=in_color_matrix=%s:in_range=%s,format=rgb24" % (spc, rng)
+    back = "scale=out_color_matrix=%s:out_range=%s:flags=bilinear,format=%s" % (spc, rng, sw)
+    return "%s,%s,%s" % (to_rgb, dnn, back)
+
+
+def run_yuv(s):
+    w, h = 318, 238
+    src = s.path("yuv-src.rgb")
+    s.ff(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=5", "-frames:v", "3",
+          "-vf", "scale=%d:%d:flags=bilinear" % (w, h), "-pix_fmt", "rgb24",
+          "-f", "rawvideo", src])
+    for sw, spc, rng in YUV_CASES:
+        raw = s.path("yuv-%s-%s-%s.raw" % (sw, spc, rng))
+        s.ff(["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h), "-i", src,
+              "-vf", "scale=out_color_matrix=%s:out_range=%s,format=%s" % (spc, rng, sw),
+              "-f", "rawvideo", raw])
+        inp = ["-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
+               "-colorspace", spc, "-color_range", rng, "-i", raw]
+        for model, channels in (("conv", 3), ("conv1", 1), ("sr2", 3)):
+            tag = "cuda-yuv-%s-%s-%s-%s" % (sw, spc, rng, model)
+            ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
+            if channels == 1 and sw == "p010le":
+                continue    # the CPU path has no 10-bit YUV to compare with
+            rc1, e1 = s.ff(inp + ["-vf", yuv_cpu_chain(s.model(model), sw, spc, rng, channels),
+                                  "-f", "rawvideo", "-pix_fmt", sw, ref])
+            rc2, e2 = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"] + inp +
+                           ["-vf", "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
+                            "hwdownload,format=%s" % (s.model(model), sw),
+                            "-f", "rawvideo", "-pix_fmt", sw, out])
+            if rc1 or rc2:
+                s.check(tag, False, "(cpu rc %d, gpu rc %d: %s)" % (rc1, rc2,
+                        (e2 or e1).strip().splitlines()[-1:] if (e1 or e2) else ""))
+                continue
+            s.compare(tag, ref, out, 2)
+    # NVDEC: decode straight to CUDA frames, model on the GPU, against the CPU path
+    for codec, ext, rng, size in (("mpeg2video", "mpg", "tv", "1920x1080"),
+                                  ("mjpeg", "mkv", "pc", "854x480")):
+        clip = s.path("clip-%s.%s" % (codec, ext))
+        enc = ["-c:v", codec, "-q:v", "3"] + (["-pix_fmt", "yuvj420p"] if codec == "mjpeg" else [])
+        s.ff(["-f", "lavfi", "-i", "testsrc2=s=%s:r=25" % size, "-frames:v", "5",
+              "-vf", "scale=iw/4:ih/4,scale=%s:flags=bilinear" % size.replace("x", ":"),
+              "-colorspace", "bt709", "-color_range", rng] + enc + [clip])
+        for model, channels in (("conv", 3), ("conv1", 1)):
+            tag = "nvdec-%s-%s" % (codec, model)
+            ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
+            dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
+            chain = yuv_cpu_chain(s.model(model), "nv12", "bt709", rng, channels)
+            rc1, e1 = s.ff(dec + ["-vf", "hwdownload,format=nv12," + chain,
+                                  "-f", "rawvideo", "-pix_fmt", "nv12", ref])
+            rc2, e2 = s.ff(["-v", "verbose"] + dec +
+                           ["-vf", "dnn_processing=dnn_backend=torch:model=%s,"
+                            "hwdownload,format=nv12" % s.model(model),
+                            "-f", "rawvideo", "-pix_fmt", "nv12", out])
+            if rc1 or rc2:
+                s.check(tag, False, "(cpu rc %d, gpu rc %d)" % (rc1, rc2))
+                continue
+            s.compare(tag, ref, out, 2)
 
 
 def run_memory(s, frames):
@@ -213,6 +283,7 @@ def main():
     run_formats(s)
     run_sizes_and_contexts(s)
     run_errors(s)
+    run_yuv(s)
     run_memory(s, args.frames)
     if not args.no_sanitizer:
         run_sanitizer(s)
