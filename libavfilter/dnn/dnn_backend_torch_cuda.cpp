@@ -339,12 +339,14 @@ static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
         return 0;
     }
     th_yuv_chroma_planes(cuda, frame, u, v);
-    if (cuda->sub) {                /* chroma sited with its top-left luma sample */
-        u = u.repeat_interleave(2, 0).repeat_interleave(2, 1).narrow(0, 0, h).narrow(1, 0, w);
-        v = v.repeat_interleave(2, 0).repeat_interleave(2, 1).narrow(0, 0, h).narrow(1, 0, w);
+    u = u.to(torch::kFloat32);
+    v = v.to(torch::kFloat32);
+    if (cuda->sub) {                /* chroma upsampled bilinearly */
+        u = at::upsample_bilinear2d(u.unsqueeze(0).unsqueeze(0), { h, w }, false)[0][0];
+        v = at::upsample_bilinear2d(v.unsqueeze(0).unsqueeze(0), { h, w }, false)[0][0];
     }
-    u = u.to(torch::kFloat32).sub(128 * scale);
-    v = v.to(torch::kFloat32).sub(128 * scale);
+    u = u.sub(128 * scale);
+    v = v.sub(128 * scale);
     if (m.full) {
         y = y.div(max);
         u = u.div(max);

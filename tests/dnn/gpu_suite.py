@@ -161,8 +161,9 @@ def yuv_cpu_chain(model, sw, spc, rng, channels):
     dnn = "dnn_processing=dnn_backend=torch:model=%s" % model
     if channels == 1 and sw in ("nv12", "yuv420p", "yuv444p"):
         return dnn
-    to_rgb = "scale=in_color_matrix=%s:in_range=%s,format=rgb24" % (spc, rng)
-    back = "scale=out_color_matrix=%s:out_range=%s:flags=bilinear,format=%s" % (spc, rng, sw)
+    flags = "flags=bilinear+full_chroma_int+full_chroma_inp+accurate_rnd"
+    to_rgb = "scale=in_color_matrix=%s:in_range=%s:%s,format=rgb24" % (spc, rng, flags)
+    back = "scale=out_color_matrix=%s:out_range=%s:%s,format=%s" % (spc, rng, flags, sw)
     return "%s,%s,%s" % (to_rgb, dnn, back)
 
 
@@ -196,7 +197,7 @@ def run_yuv(s):
                 continue
             s.compare(tag, ref, out, 2)
     # NVDEC: decode straight to CUDA frames, model on the GPU, against the CPU path
-    for codec, ext, rng, size in (("mpeg2video", "mpg", "tv", "1920x1080"),
+    for codec, ext, rng, size in (("mpeg2video", "mkv", "tv", "1920x1080"),
                                   ("mjpeg", "mkv", "pc", "854x480")):
         clip = s.path("clip-%s.%s" % (codec, ext))
         enc = ["-c:v", codec, "-q:v", "3"] + (["-pix_fmt", "yuvj420p"] if codec == "mjpeg" else [])
