@@ -78,6 +78,7 @@ rm -f "$tmp"
 echo "fetching $file from Debian's registry ($suite)" >&2
 if ! /usr/lib/apt/apt-helper download-file "$uri" "$tmp" "SHA256:$sha" >"$aptdir/fetch.log" 2>&1; then
     rm -f "$tmp"
-    die "could not fetch $file (see $aptdir/fetch.log); pass it with --deps-dir=DIR"
+    echo "fetch-debian: could not fetch $file (see $aptdir/fetch.log)" >&2
+    exit 1
 fi
 mv "$tmp" "$out"
