@@ -3,18 +3,18 @@
 # configuration under build/apt, built from the mirror the machine's apt uses.
 # The system's apt sources are read, never written.
 #
-# usage: fetch-debian.sh KIND NAME VERSION SUITE FILE SHA256 POOLDIR OUT
+# usage: fetch-debian.sh KIND NAME VERSION SUITE FILE POOLDIR SHA256 OUT
 #   KIND     source (an orig tarball of a source package) or binary (a .deb)
 #   NAME     source or binary package name
 #   VERSION  Debian version of the package (binary) or upstream version (source)
 #   SUITE    suite whose index names the file (unstable, trixie, ...)
 #   FILE     file name in the pool
-#   SHA256   pinned hash, checked before OUT is written
 #   POOLDIR  pool directory, relative to the mirror (pool/main/f/ffmpeg)
+#   SHA256   pinned hash, checked before OUT is written
 #   OUT      destination path
 set -e
 
-kind=$1 name=$2 version=$3 suite=$4 file=$5 sha=$6 pooldir=$7 out=$8
+kind=$1 name=$2 version=$3 suite=$4 file=$5 pooldir=$6 sha=$7 out=$8
 top=$(cd "$(dirname "$0")/.." && pwd)
 aptdir=${APT_PRIVATE_DIR:-$top/build/apt}
 
