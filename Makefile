@@ -1,5 +1,6 @@
 # Build FFmpeg 9.0.2 with the project's LibTorch backend.
-#   make            build ./ffmpeg and ./ffprobe (configures with defaults first)
+#   make            build ./ffmpeg, ./ffprobe and the API example
+#                   build/dnn_torch_graph (configures with defaults first)
 #   make check      FATE tests of the torch backend; last line "N passed, N failed"
 #   make demo       run a shipped model on a generated clip, under build/demo/
 #   make bench      throughput and memory against upstream and LibTorch alone
@@ -45,10 +46,15 @@ $(TREE)/ffbuild/config.mak: $(TREE)/.patched $(BUILD)/config.mk
 	    { tail -n 20 $(BUILD)/ffmpeg-configure.log; rm -f ffbuild/config.mak; \
 	      echo "FFmpeg's configure failed: see build/ffmpeg-configure.log"; exit 1; }
 
+# The libavfilter API example (doc/examples/dnn_torch_graph.c) is built by
+# FFmpeg's own example rules, so it gets the programs' flags and libraries.
+EXAMPLE := doc/examples/dnn_torch_graph
+
 ffmpeg-build: prepare $(TREE)/ffbuild/config.mak
-	+$(FATE_ENV) $(MAKE) -C $(TREE) -j$(JOBS) ffmpeg ffprobe
+	+$(FATE_ENV) $(MAKE) -C $(TREE) -j$(JOBS) ffmpeg ffprobe $(EXAMPLE)
 	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffmpeg ffmpeg
 	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffprobe ffprobe
+	@ln -sf ffmpeg-$(FFMPEG_VERSION)/$(EXAMPLE) $(BUILD)/dnn_torch_graph
 
 check: ffmpeg-build
 	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
@@ -79,7 +85,7 @@ bench: ffmpeg-build
 
 clean:
 	-[ -f $(TREE)/ffbuild/config.mak ] && $(MAKE) -C $(TREE) clean
-	rm -f ffmpeg ffprobe
+	rm -f ffmpeg ffprobe $(BUILD)/dnn_torch_graph
 
 distclean:
 	rm -rf build ffmpeg ffprobe
