@@ -226,9 +226,10 @@ $(eval $(call DNNT_VALGRIND,sync,:async=0))
 $(eval $(call DNNT_VALGRIND,async,:async=1:nireq=2))
 
 # The API example, async, two sizes: the first graph is drained and freed
-# at the size change, the second at the end.
+# at the size change, the second at the end.  Nothing at all may be
+# definitely lost (--all): the filter's options included.
 fate-dnn-torch-valgrind-api: $(DNNT_API_G) $(DNNT)/api-a.in $(DNNT)/api-b.in
-fate-dnn-torch-valgrind-api: CMD = $(DNNT_PY)/valgrind_leaks.py \
+fate-dnn-torch-valgrind-api: CMD = $(DNNT_PY)/valgrind_leaks.py --all \
     tests/data/fate/dnn-torch-valgrind-api.vglog $(TARGET_PATH)/$(DNNT_API_G) \
     -o async=1 -o nireq=2 $(TARGET_PATH)/$(DNNT)/conv.pt - $(DNNT_API_IN)
 fate-dnn-torch-valgrind-api: CMP = null
