@@ -4,6 +4,9 @@
 #   make check      FATE tests of the torch backend; last line "N passed, N failed"
 #   make demo       run a shipped model on a generated clip, under build/demo/
 #   make bench      throughput and memory against upstream and LibTorch alone
+#   make series     our work as git format-patch patches on FFmpeg, in build/series/
+#   make check-series  git am them on a fresh tree, patcheck, build, test
+#                   (EACH=1: build every patch on its own too)
 # See README.md.
 
 TOP   := $(CURDIR)
@@ -18,6 +21,7 @@ FATE_ENV := PATH="$(PATH)" CCACHE_NOHASHDIR=1
 PKGCFG   := PKG_CONFIG_PATH="$(NVCODEC_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))"
 
 .PHONY: all ffmpeg-build check check-gpu check-valgrind demo bench clean distclean prepare
+.PHONY: series check-series
 
 all: ffmpeg-build
 
@@ -82,6 +86,13 @@ demo: ffmpeg-build
 
 bench: ffmpeg-build
 	@PYTHON=$(PYTHON) tools/bench.sh
+
+# The patch series for upstream: commits listed in tools/series.txt.
+series: prepare
+	@tools/make-series.sh $(FFMPEG_TARBALL) $(TREE) $(BUILD)/series-work $(BUILD)/series
+
+check-series: series
+	@JOBS=$(JOBS) tools/check-series.sh $(BUILD)/series $(BUILD)/series-check $(if $(EACH),--each)
 
 clean:
 	-[ -f $(TREE)/ffbuild/config.mak ] && $(MAKE) -C $(TREE) clean

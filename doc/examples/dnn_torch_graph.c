@@ -215,7 +215,7 @@ static int write_frame(Output *o, AVFrame *frame)
     return 0;
 }
 
-/* Write every frame the sink has now. */
+/** Write every frame the sink has now. */
 static int pull_frames(Graph *g, AVFrame *frame, Output *o)
 {
     int ret;
@@ -231,7 +231,7 @@ static int pull_frames(Graph *g, AVFrame *frame, Output *o)
     return 0;
 }
 
-/*
+/**
  * Close the source and take every frame left: with the source closed,
  * av_buffersink_get_frame() runs the graph until it has a frame or EOF.
  */
@@ -271,7 +271,7 @@ static int read_frame(FILE *in, AVFrame *frame, int width, int height)
     return 0;
 }
 
-/* Push all frames of one input file, pulling results as they come. */
+/** Push all frames of one input file, pulling results as they come. */
 static int filter_file(Graph *g, const char *name, int width, int height,
                        int64_t *pts, Output *o)
 {
