@@ -42,18 +42,33 @@ git tag base
 git am -q $patches || die "git am failed; see $work"
 git log --reverse --format='   %s' base..HEAD
 
-echo "== tools/patcheck (hints only; see tools/patcheck-notes.txt)"
+echo "== tools/patcheck: its hints, with how many lines each (hints only;"
+echo "   see tools/patcheck-notes.txt; the full output is in $work.patcheck/)"
+rm -rf "$work.patcheck"
 mkdir -p "$work.patcheck"
 for p in $patches; do
-    # skip the banner; drop grep's colours
     name=$(basename "$p")
     cp "$p" "$work.patcheck/$name"
-    out=$(cd "$work.patcheck" && sh "$work/tools/patcheck" "$name" 2>&1 |
-          sed -e '1,6d' -e 's/\x1b\[[0-9;]*[mK]//g' -e '/^$/d')
+    # skip the banner; drop grep's colours
+    (cd "$work.patcheck" && sh "$work/tools/patcheck" "$name" 2>&1) |
+        sed -e '1,6d' -e 's/\x1b\[[0-9;]*[mK]//g' -e '/^$/d' > "$work.patcheck/$name.txt"
+    rm -f "$work.patcheck/$name" "$work.patcheck/patcheck.tmp"
     echo "-- $name"
-    [ -n "$out" ] && printf "%s\n" "$out" | sed 's/^/   /'
+    # a hint is a line that is not a location (NAME:line: or NAME-line-),
+    # a "possibly ..." variable, a "--" separator or patcheck's stray NULL
+    awk -v n="$name" '
+        /^--$/ || /^NULL$/ { next }
+        (index($0, n) == 1 || /^possibly /) && !/^possibly unused variables$/ {
+            if (h != "") c[h]++
+            next
+        }
+        { h = $0; sub(/^ +/, "", h); if (!(h in c)) { c[h] = 0; order[++k] = h } }
+        END {
+            for (i = 1; i <= k; i++)
+                printf c[order[i]] ? "   %s (%d)\n" : "   %s\n", order[i], c[order[i]]
+        }
+    ' "$work.patcheck/$name.txt"
 done
-rm -rf "$work.patcheck"
 
 configure() {
     eval "./configure $(val FF_FLAGS)" > configure.log 2>&1 ||
