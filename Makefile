@@ -1,8 +1,12 @@
 # Build FFmpeg 9.0.2 with the project's LibTorch backend.
-#   make            build ./ffmpeg and ./ffprobe (configures with defaults first)
+#   make            build ./ffmpeg, ./ffprobe and the API example
+#                   build/dnn_torch_graph (configures with defaults first)
 #   make check      FATE tests of the torch backend; last line "N passed, N failed"
 #   make demo       run a shipped model on a generated clip, under build/demo/
 #   make bench      throughput and memory against upstream and LibTorch alone
+#   make series     our work as git format-patch patches on FFmpeg, in build/series/
+#   make check-series  git am them on a fresh tree, patcheck, build, test
+#                   (EACH=1: build every patch on its own too)
 # See README.md.
 
 TOP   := $(CURDIR)
@@ -17,6 +21,7 @@ FATE_ENV := PATH="$(PATH)" CCACHE_NOHASHDIR=1
 PKGCFG   := PKG_CONFIG_PATH="$(NVCODEC_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))"
 
 .PHONY: all ffmpeg-build check check-gpu check-valgrind demo bench baseline clean distclean prepare FORCE
+.PHONY: series check-series
 
 all: ffmpeg-build
 
@@ -45,10 +50,15 @@ $(TREE)/ffbuild/config.mak: $(TREE)/.patched $(BUILD)/config.mk
 	    { tail -n 20 $(BUILD)/ffmpeg-configure.log; rm -f ffbuild/config.mak; \
 	      echo "FFmpeg's configure failed: see build/ffmpeg-configure.log"; exit 1; }
 
+# The libavfilter API example (doc/examples/dnn_torch_graph.c) is built by
+# FFmpeg's own example rules, so it gets the programs' flags and libraries.
+EXAMPLE := doc/examples/dnn_torch_graph
+
 ffmpeg-build: prepare $(TREE)/ffbuild/config.mak
-	+$(FATE_ENV) $(MAKE) -C $(TREE) -j$(JOBS) ffmpeg ffprobe
+	+$(FATE_ENV) $(MAKE) -C $(TREE) -j$(JOBS) ffmpeg ffprobe $(EXAMPLE)
 	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffmpeg ffmpeg
 	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffprobe ffprobe
+	@ln -sf ffmpeg-$(FFMPEG_VERSION)/$(EXAMPLE) $(BUILD)/dnn_torch_graph
 
 check: ffmpeg-build
 	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
@@ -100,9 +110,16 @@ bench: ffmpeg-build $(BASELINE)/ffmpeg
 	@PYTHON=$(PYTHON) LIBTORCH=$(LIBTORCH) TORCH_CUDA=$(TORCH_CUDA) \
 	    BASELINE=$(BASELINE)/ffmpeg tools/bench.sh $(BUILD)/bench
 
+# The patch series for upstream: commits listed in tools/series.txt.
+series: prepare
+	@tools/make-series.sh $(FFMPEG_TARBALL) $(TREE) $(BUILD)/series-work $(BUILD)/series
+
+check-series: series
+	@JOBS=$(JOBS) tools/check-series.sh $(BUILD)/series $(BUILD)/series-check $(if $(EACH),--each)
+
 clean:
 	-[ -f $(TREE)/ffbuild/config.mak ] && $(MAKE) -C $(TREE) clean
-	rm -f ffmpeg ffprobe
+	rm -f ffmpeg ffprobe $(BUILD)/dnn_torch_graph
 
 distclean:
 	rm -rf build ffmpeg ffprobe

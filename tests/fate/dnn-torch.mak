@@ -126,6 +126,64 @@ FATE_DNN_TORCH += fate-dnn-torch-resize-inline-async-nireq$(1)
 endef
 $(foreach n,1 2 4,$(eval $(call DNNT_RESIZE_ASYNC,$(n))))
 
+# The libavfilter API example doc/examples/dnn_torch_graph.c builds
+# buffer -> dnn_processing -> buffersink itself, sets the options through
+# AVOptions (optimize is the torch backend's child option) and is fed 4
+# frames of 64x48, then 3 of 96x64.  By default it drains the graph at the
+# size change and builds a new one (sync, and async with optimize); with -k
+# it keeps the graph and the backend sizes the output frames itself (also
+# with sr2, whose output is twice the input).  All against the oracle.
+DNNT_API    = doc/examples/dnn_torch_graph$(PROGSSUF)$(EXESUF)
+DNNT_API_G  = doc/examples/dnn_torch_graph$(PROGSSUF)_g$(EXESUF)
+DNNT_API_IN = $(TARGET_PATH)/$(DNNT)/api-a.in 64x48 \
+              $(TARGET_PATH)/$(DNNT)/api-b.in 96x64
+$(DNNT)/api-a.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=64x48:r=5 -frames:v 4 \
+	    -vf format=rgb24 -f rawvideo -y $@
+$(DNNT)/api-b.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=96x64:r=5 -frames:v 3 \
+	    -vf format=rgb24,trim=start_frame=4 -f rawvideo -y $@
+$(DNNT)/api-%.ref: $(DNNT)/api-a.in $(DNNT)/api-b.in $(DNNT)/models.stamp \
+                   $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/$*.pt rgb24 64 48 $(DNNT)/api-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/$*.pt rgb24 96 64 $(DNNT)/api-b.in $@.b
+	cat $@.a $@.b > $@
+	@rm -f $@.a $@.b
+
+# $(1) test name, $(2) model, $(3) options of the example
+define DNNT_API_ORACLE
+fate-dnn-torch-api-$(1): $(DNNT_API) $(DNNT)/api-$(2).ref
+fate-dnn-torch-api-$(1): CMD = run $(DNNT_API) $(3) \
+    $(TARGET_PATH)/$(DNNT)/$(2).pt - $(DNNT_API_IN)
+fate-dnn-torch-api-$(1): CMP = oneoff
+fate-dnn-torch-api-$(1): CMP_UNIT = u8
+fate-dnn-torch-api-$(1): FUZZ = 1
+fate-dnn-torch-api-$(1): REF = $(DNNT)/api-$(2).ref
+FATE_DNN_TORCH += fate-dnn-torch-api-$(1)
+endef
+
+$(eval $(call DNNT_API_ORACLE,two-sizes,conv,-o async=0))
+$(eval $(call DNNT_API_ORACLE,two-sizes-async,conv,-o async=1 -o nireq=2 -o optimize=1))
+$(eval $(call DNNT_API_ORACLE,two-sizes-inline,conv,-k -o async=1 -o nireq=2))
+$(eval $(call DNNT_API_ORACLE,sr2-two-sizes-inline,sr2,-k -o async=0))
+
+# The example's failures: the failing call and av_err2str() of its code.
+# $(1) test name, $(2) regex, $(3) model file, $(4) options of the example
+define DNNT_API_ERROR
+fate-dnn-torch-api-$(1): $(DNNT_API) $(DNNT)/models.stamp $(DNNT)/api-a.in
+fate-dnn-torch-api-$(1): CMD = $(DNNT_PY)/expect_error.py "$(2)" \
+    $(TARGET_PATH)/$(DNNT_API) $(4) $(TARGET_PATH)/$(DNNT)/$(3) - \
+    $(TARGET_PATH)/$(DNNT)/api-a.in 64x48
+fate-dnn-torch-api-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-api-$(1)
+endef
+
+$(eval $(call DNNT_API_ERROR,bad-model,cannot open model file.*avfilter_init_str.dnn_processing. failed: Invalid argument .-22.,no_such_model.pt,))
+$(eval $(call DNNT_API_ERROR,bad-option,has no option .no_such_option..*av_opt_find failed: Option not found,conv.pt,-o no_such_option=1))
+$(eval $(call DNNT_API_ERROR,bad-option-value,cannot set nireq=x.*av_opt_set failed: Invalid argument,conv.pt,-o nireq=x))
+
 # Failures: exit status > 0, no signal, and the message on stderr.
 # $(1) test name, $(2) regex, $(3) model file, $(4) pixfmt, $(5) more options
 define DNNT_ERROR
@@ -166,6 +224,16 @@ FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-$(1)
 endef
 $(eval $(call DNNT_VALGRIND,sync,:async=0))
 $(eval $(call DNNT_VALGRIND,async,:async=1:nireq=2))
+
+# The API example, async, two sizes: the first graph is drained and freed
+# at the size change, the second at the end.  Nothing at all may be
+# definitely lost (--all): the filter's options included.
+fate-dnn-torch-valgrind-api: $(DNNT_API_G) $(DNNT)/api-a.in $(DNNT)/api-b.in
+fate-dnn-torch-valgrind-api: CMD = $(DNNT_PY)/valgrind_leaks.py --all \
+    tests/data/fate/dnn-torch-valgrind-api.vglog $(TARGET_PATH)/$(DNNT_API_G) \
+    -o async=1 -o nireq=2 $(TARGET_PATH)/$(DNNT)/conv.pt - $(DNNT_API_IN)
+fate-dnn-torch-valgrind-api: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-api
 
 $(FATE_DNN_TORCH_VALGRIND): ffmpeg$(PROGSSUF)$(EXESUF) tests/base64$(HOSTEXESUF) $(DNNT)/models.stamp
 	@mkdir -p tests/data/fate

@@ -1,0 +1,117 @@
+#!/bin/sh
+# Write the project as a patch series against pristine FFmpeg, in
+# git format-patch form: unpack the tarball into a scratch git repository,
+# commit it as the base, make the commits listed in tools/series.txt (our
+# quilt patches applied with git apply, our files copied in), then
+# format-patch them.  The result must equal the prepared tree.
+#
+# usage: make-series.sh TARBALL TREE WORKDIR OUTDIR
+#   TREE     the prepared tree (make prepare), to check the result against
+set -e
+
+tarball=$1 tree=$2 work=$3 out=$4
+top=$(cd "$(dirname "$0")/.." && pwd)
+list=$top/tools/series.txt
+
+die() { echo "make-series: $*" >&2; exit 1; }
+
+[ -f "$tarball" ] && [ -d "$tree" ] && [ -n "$work" ] && [ -n "$out" ] ||
+    die "usage: make-series.sh TARBALL TREE WORKDIR OUTDIR"
+case $work in /*) ;; *) work=$PWD/$work ;; esac
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+
+# Fixed identity and dates: the same tree gives the same patches.
+export GIT_AUTHOR_NAME="LibTorch backend maintainers"
+export GIT_AUTHOR_EMAIL="dnn-torch@localhost"
+export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME"
+export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
+export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z"
+export GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+
+rm -rf "$work" "$out"
+mkdir -p "$work" "$out"
+tar -xJf "$tarball" -C "$work" --strip-components=1 || die "cannot unpack $tarball"
+git -C "$work" init -q -b series
+git -C "$work" add -A -f
+git -C "$work" commit -q -m "FFmpeg $(cat "$work/VERSION" 2>/dev/null || echo release)"
+git -C "$work" tag base
+
+used=$work.used      # "patch NAME PATH" and "file PATH", one a line
+msg=$work.msg
+: > "$used"
+
+# paths that a quilt patch touches
+patch_paths() {
+    sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$top/patches/$1"
+}
+
+apply_patch() {
+    name=$1; shift
+    [ -f "$top/patches/$name" ] || die "$list: no patches/$name"
+    [ $# -gt 0 ] || set -- $(patch_paths "$name")
+    inc=
+    for p in "$@"; do
+        patch_paths "$name" | grep -qx "$p" || die "patches/$name does not touch $p"
+        inc="$inc --include=$p"
+        echo "patch $name $p" >> "$used"
+    done
+    git -C "$work" apply $inc "$top/patches/$name" ||
+        die "patches/$name ($*) does not apply"
+}
+
+copy_file() {
+    [ -f "$top/$1" ] || die "$list: no file $1"
+    mkdir -p "$(dirname "$work/$1")"
+    cp "$top/$1" "$work/$1"
+    echo "file $1" >> "$used"
+}
+
+commit() {
+    git -C "$work" add -A -f
+    git -C "$work" diff --cached --quiet && die "commit '$subject' changes nothing"
+    git -C "$work" commit -q -F "$msg"
+    echo "  $subject"
+}
+
+state=none subject=
+while IFS= read -r line; do
+    case $state:$line in
+    none:'#'*|none:) ;;
+    none:Subject:\ *)
+        subject=${line#Subject: }
+        printf '%s\n\n' "$subject" > "$msg"
+        state=head ;;
+    head:Patch:\ *) apply_patch ${line#Patch: } ;;
+    head:File:\ *)  copy_file ${line#File: } ;;
+    head:)          state=body ;;
+    body:---)       commit; state=none ;;
+    body:*)         printf '%s\n' "$line" >> "$msg" ;;
+    *) die "$list: unexpected line '$line'" ;;
+    esac
+done < "$list"
+[ $state = none ] || die "$list: the last commit has no closing ---"
+
+# Everything used, and only once; the result is the prepared tree.
+sed -e 's/#.*//' -e '/^ *$/d' "$top/patches/series" | while read -r p; do
+    for f in $(patch_paths "$p"); do echo "patch $p $f"; done
+done > "$work.want"
+cd "$top"
+git ls-files --cached --others --exclude-standard -- \
+    libavfilter libavutil libavcodec libavformat tests doc/examples |
+    sed 's/^/file /' >> "$work.want"
+sort "$work.want" > "$work.want.s"
+sort "$used" > "$work.used.s"
+if ! cmp -s "$work.want.s" "$work.used.s"; then
+    diff "$work.want.s" "$work.used.s" | sed -n -e 's/^< /  not in the series: /p' \
+        -e 's/^> /  not ours or used twice: /p' >&2
+    die "tools/series.txt does not cover patches/series and our files once each"
+fi
+awk '{ print $NF }' "$work.want.s" | sort -u | while read -r f; do
+    cmp -s "$work/$f" "$tree/$f" ||
+        die "$f differs from the prepared tree (make prepare, or fix tools/series.txt)"
+done
+rm -f "$used" "$msg" "$work.want" "$work.want.s" "$work.used.s"
+
+git -C "$work" format-patch -q --no-signature -o "$out" base..HEAD
+echo "make-series: $(ls "$out" | wc -l) patches in $out"
