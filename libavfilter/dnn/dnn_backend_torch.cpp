@@ -61,7 +61,8 @@ typedef struct THInferRequest {
     torch::Tensor in_store;  ///< grow-only float store on the model's device
     torch::Tensor stage;     ///< grow-only uint8 store, frame -> device
     torch::Tensor out_store; ///< grow-only float store for post-processing
-    torch::Tensor out_stage; ///< grow-only uint8 store, device -> frame
+    torch::Tensor out_stage; ///< grow-only uint8 store on the device
+    torch::Tensor out_host;  ///< grow-only uint8 store, device -> frame
     int ret;
 } THInferRequest;
 
@@ -71,7 +72,6 @@ typedef struct THModel {
     torch::jit::Module *jit_model;
     c10::DeviceType device_type;
     int device_index;
-    torch::Tensor *k255;        ///< 0-dim 255, the uint8 -> [0, 1] divisor
 
     THInferRequest **requests;
     int nb_requests;
@@ -252,11 +252,13 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         request->input[0].copy_(src.permute({ 2, 0, 1 }));
         return 0;
     }
-    /* one pass per channel: strided uint8 in, float in [0, 1] out */
-    for (int c = 0; c < channels; c++) {
-        torch::Tensor plane = request->input[0][c];
-        at::div_out(plane, src.select(2, th_frame_channel(in->format, c)), *th_model->k255);
-    }
+    /*
+     * copy_ casts in place; a mixed-type div_out would allocate a float
+     * temporary of the frame's size on the CPU
+     */
+    for (int c = 0; c < channels; c++)
+        request->input[0][c].copy_(src.select(2, th_frame_channel(in->format, c)));
+    request->input.div_(255.0);
     return 0;
 }
 
@@ -352,8 +354,11 @@ static int infer_completion_callback(THInferRequest *request)
         if (!y.device().is_cpu()) {
             torch::Tensor u8 = th_grow(request->out_stage, f.numel(), torch::kUInt8,
                                        y.device()).view({ height, width, channels });
+            torch::Tensor host = th_grow(request->out_host, f.numel(), torch::kUInt8,
+                                         torch::kCPU).view({ height, width, channels });
             u8.copy_(f.permute({ 1, 2, 0 }));
-            f = u8.to(torch::kCPU).permute({ 2, 0, 1 });
+            host.copy_(u8);
+            f = host.permute({ 2, 0, 1 });
         }
         for (int c = 0; c < channels; c++)
             dst.select(2, th_frame_channel(out->format, c)).copy_(f[c]);
@@ -449,8 +454,8 @@ static void *th_worker(void *arg)
 
 /*
  * Convert the frame, queue the task, then run it here (sync) or hand it to
- * the worker (async).  Returns 1 with the task queued (the backend owns its
- * frames from then on, even on error), 0 or an AVERROR without.
+ * the worker (async).  Once *queued is set the backend owns the task's
+ * frames, even on error; before, the caller keeps them.
  */
 static int execute_model_th(THModel *th_model, THInferRequest *request, int *queued)
 {
@@ -722,7 +727,6 @@ static void dnn_free_model_th(DNNModel **model)
 #endif
 
     try {
-        delete th_model->k255;
         delete th_model->jit_model;
     } catch (const std::exception &e) {
         th_error(th_model->ctx, "could not free the model", e);
@@ -746,7 +750,6 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
         th_model->jit_model = new torch::jit::Module(
             torch::jit::load(ctx->model_filename, th_device(th_model)));
         th_model->jit_model->eval();
-        th_model->k255 = new torch::Tensor(torch::scalar_tensor(255.0));
         torch::jit::setGraphExecutorOptimize(!!ctx->torch_option.optimize);
     } catch (const std::exception &e) {
         char what[256];
