@@ -62,14 +62,16 @@ ffmpeg-build: prepare $(TREE)/ffbuild/config.mak
 
 check: ffmpeg-build
 	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(TREE) dnn-torch-testlist
-	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON)
+	@$(MAKE) -s -C $(TREE) dnn-torch-testlist DNNT_TOP=$(TOP)
+	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
+	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL)
 	@tools/fate-summary.sh $(TREE) dnn-torch
 
 check-gpu: ffmpeg-build
 	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(TREE) dnn-torch-testlist
-	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON)
+	@$(MAKE) -s -C $(TREE) dnn-torch-testlist DNNT_TOP=$(TOP)
+	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
+	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL)
 	@tools/fate-summary.sh $(TREE) dnn-torch > $(BUILD)/check-cpu.txt || true
 	@cat $(BUILD)/check-cpu.txt
 	@$(PYTHON) tests/dnn/gpu_suite.py --ffmpeg $(TOP)/ffmpeg --workdir $(BUILD)/gpu \

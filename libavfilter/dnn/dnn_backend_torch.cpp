@@ -224,6 +224,50 @@ static int th_check_output(void *log_ctx, const torch::Tensor &out, int format,
     return 0;
 }
 
+/*
+ * 8-bit packed or gray plane <-> planar float, in one pass on the CPU: the
+ * model always sees R, G, B; values out of [0, 1] are clamped, then rounded
+ * to nearest.
+ */
+static void th_u8_to_planar(const AVFrame *in, int channels, float *dst)
+{
+    static const struct THLut {     /* x / 255, built once, thread-safe */
+        float v[256];
+        THLut() { for (int i = 0; i < 256; i++) v[i] = i / 255.0f; }
+    } lut;
+    const int64_t plane = (int64_t)in->width * in->height;
+
+    for (int c = 0; c < channels; c++) {
+        int off = th_frame_channel(in->format, c);
+        float *d = dst + c * plane;
+        for (int y = 0; y < in->height; y++) {
+            const uint8_t *row = in->data[0] + (ptrdiff_t)y * in->linesize[0] + off;
+            for (int x = 0; x < in->width; x++)
+                d[x] = lut.v[row[x * channels]];
+            d += in->width;
+        }
+    }
+}
+
+static void th_planar_to_u8(const float *src, int channels, AVFrame *out)
+{
+    const int64_t plane = (int64_t)out->width * out->height;
+
+    for (int c = 0; c < channels; c++) {
+        int off = th_frame_channel(out->format, c);
+        const float *s = src + c * plane;
+        for (int y = 0; y < out->height; y++) {
+            uint8_t *row = out->data[0] + (ptrdiff_t)y * out->linesize[0] + off;
+            for (int x = 0; x < out->width; x++) {
+                float v = s[x] * 255.0f;
+                v = v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f;
+                row[x * channels] = (uint8_t)lrintf(v);
+            }
+            s += out->width;
+        }
+    }
+}
+
 static int fill_model_input_th(THModel *th_model, THInferRequest *request)
 {
     AVFrame *in = request->task->in_frame;
@@ -235,6 +279,14 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         av_log(th_model->ctx, AV_LOG_ERROR, "pixel format %s is not supported\n",
                av_get_pix_fmt_name((enum AVPixelFormat)in->format));
         return AVERROR(ENOSYS);
+    }
+
+    if (device.is_cpu() && in->format != AV_PIX_FMT_GRAYF32) {
+        request->input = th_grow(request->in_store, (int64_t)channels * in->height * in->width,
+                                 torch::kFloat32, device)
+                         .view({ 1, channels, in->height, in->width });
+        th_u8_to_planar(in, channels, request->input.data_ptr<float>());
+        return 0;
     }
 
     src = th_frame_view(in, channels);
@@ -252,10 +304,7 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         request->input[0].copy_(src.permute({ 2, 0, 1 }));
         return 0;
     }
-    /*
-     * copy_ casts in place; a mixed-type div_out would allocate a float
-     * temporary of the frame's size on the CPU
-     */
+    /* on the model's device: copy_ casts in place, without a temporary */
     for (int c = 0; c < channels; c++)
         request->input[0][c].copy_(src.select(2, th_frame_channel(in->format, c)));
     request->input.div_(255.0);
@@ -345,6 +394,16 @@ static int infer_completion_callback(THInferRequest *request)
 
         if (out->format == AV_PIX_FMT_GRAYF32) {
             dst.copy_(y[0].permute({ 1, 2, 0 }));
+            return 0;
+        }
+        if (y.device().is_cpu()) {
+            f = y[0];
+            if (f.scalar_type() != torch::kFloat32 || !f.is_contiguous()) {
+                f = th_grow(request->out_store, (int64_t)channels * height * width,
+                            torch::kFloat32, y.device()).view({ channels, height, width });
+                f.copy_(y[0]);
+            }
+            th_planar_to_u8(f.data_ptr<float>(), channels, out);
             return 0;
         }
         f = th_grow(request->out_store, (int64_t)channels * height * width,

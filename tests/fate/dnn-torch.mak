@@ -202,6 +202,16 @@ $(eval $(call DNNT_ERROR,forward-raises-async,model forward failed.*raise_late: 
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
+# The patch series (tools/make-series.sh): it must rebuild the prepared tree
+# exactly and apply with git am to pristine FFmpeg.  DNNT_TOP and
+# DNNT_TARBALL come from the project's Makefile; without them, no test.
+ifneq ($(DNNT_TOP),)
+fate-dnn-torch-series: CMD = sh $(DNNT_TOP)/tools/series-test.sh $(DNNT_TARBALL) \
+    $(CURDIR) $(DNNT_TOP)/build/series-test
+fate-dnn-torch-series: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-series
+endif
+
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
 fate-dnn-torch: $(FATE_DNN_TORCH)
@@ -244,3 +254,4 @@ fate-dnn-torch-valgrind: $(FATE_DNN_TORCH_VALGRIND)
 dnn-torch-valgrind-testlist:
 	@mkdir -p tests/data
 	@printf '%s\n' $(FATE_DNN_TORCH_VALGRIND) > tests/data/fate-dnn-torch-valgrind.list
+
