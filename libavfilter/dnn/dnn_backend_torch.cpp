@@ -63,7 +63,6 @@ typedef struct THInferRequest {
     torch::Tensor out_store; ///< grow-only float store for post-processing
     torch::Tensor out_stage; ///< grow-only uint8 store on the device
     torch::Tensor out_host;  ///< grow-only uint8 store, device -> frame
-    int ret;
 } THInferRequest;
 
 typedef struct THModel {
@@ -476,7 +475,6 @@ static int th_run_request(THModel *th_model, THInferRequest *request)
 static void th_complete(THModel *th_model, THInferRequest *request, int ret)
 {
     request->task->inference_done++;
-    request->ret = ret;
     if (ret < 0 && !th_model->error)
         th_model->error = ret;
 }

@@ -438,38 +438,60 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
 
 /* ---- packed RGB frames ---- */
 
+static void th_rgb_to_tensor(THCuda *cuda, const AVFrame *frame,
+                             torch::Tensor &store, torch::Tensor &input)
+{
+    const int64_t h = frame->height, w = frame->width;
+    torch::Tensor src = th_cuda_view(cuda, frame);
+
+    if (!store.defined() || store.numel() < 3 * h * w || !store.is_cuda())
+        store = torch::empty({ 3 * h * w }, torch::TensorOptions()
+                             .device(torch::kCUDA, cuda->device_index));
+    input = store.narrow(0, 0, 3 * h * w).view({ 1, 3, h, w });
+    /* one kernel: strided uint8 in, float out */
+    if (th_cuda_rgb_order(cuda)) {
+        torch::Tensor planes = input[0];
+        at::div_out(planes, src.narrow(2, cuda->rgb[0], 3).permute({ 2, 0, 1 }),
+                    *cuda->k255);
+    } else {
+        for (int c = 0; c < 3; c++) {
+            torch::Tensor plane = input[0][c];
+            at::div_out(plane, src.select(2, cuda->rgb[c]), *cuda->k255);
+        }
+    }
+}
+
+static void th_tensor_to_rgb(THCuda *cuda, const torch::Tensor &output, AVFrame *frame)
+{
+    torch::Tensor dst = th_cuda_view(cuda, frame);
+    torch::Tensor y = output[0], u8;
+
+    /*
+     * round(clamp(y, 0, 1) * 255) in one kernel: quantization to 8 bits
+     * with scale 1/255 rounds to nearest and saturates.
+     */
+    if (y.scalar_type() != torch::kFloat32)
+        y = y.to(torch::kFloat32);
+    u8 = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8).int_repr();
+    if (th_cuda_rgb_order(cuda)) {
+        dst.narrow(2, cuda->rgb[0], 3).copy_(u8.permute({ 1, 2, 0 }));
+    } else {
+        for (int c = 0; c < 3; c++)
+            dst.select(2, cuda->rgb[c]).copy_(u8[c]);
+    }
+    if (cuda->pad >= 0)
+        dst.select(2, cuda->pad).fill_(255);
+}
+
+/* ---- entry points ---- */
+
 int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
                                    torch::Tensor &store, torch::Tensor &input)
 {
-    const int64_t h = frame->height, w = frame->width;
-
-    if (cuda->yuv) {
-        try {
-            return th_yuv_to_tensor(cuda, frame, channels, input);
-        } catch (const std::exception &e) {
-            av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n",
-                   e.what());
-            return AVERROR_EXTERNAL;
-        }
-    }
     try {
-        torch::Tensor src = th_cuda_view(cuda, frame);
-
-        if (!store.defined() || store.numel() < 3 * h * w || !store.is_cuda())
-            store = torch::empty({ 3 * h * w }, torch::TensorOptions()
-                                 .device(torch::kCUDA, cuda->device_index));
-        input = store.narrow(0, 0, 3 * h * w).view({ 1, 3, h, w });
-        /* one kernel: strided uint8 in, float out */
-        if (th_cuda_rgb_order(cuda)) {
-            torch::Tensor planes = input[0];
-            at::div_out(planes, src.narrow(2, cuda->rgb[0], 3).permute({ 2, 0, 1 }),
-                        *cuda->k255);
-        } else {
-            for (int c = 0; c < 3; c++) {
-                torch::Tensor plane = input[0][c];
-                at::div_out(plane, src.select(2, cuda->rgb[c]), *cuda->k255);
-            }
-        }
+        if (cuda->yuv)
+            return th_yuv_to_tensor(cuda, frame, channels, input);
+        th_rgb_to_tensor(cuda, frame, store, input);
     } catch (const std::exception &e) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n", e.what());
         return AVERROR_EXTERNAL;
@@ -495,34 +517,10 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
         return AVERROR(EINVAL);
     }
 
-    if (cuda->yuv) {
-        try {
-            return th_tensor_to_yuv(cuda, output, in, frame);
-        } catch (const std::exception &e) {
-            av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n",
-                   e.what());
-            return AVERROR_EXTERNAL;
-        }
-    }
     try {
-        torch::Tensor dst = th_cuda_view(cuda, frame);
-        torch::Tensor y = output[0], u8;
-
-        /*
-         * round(clamp(y, 0, 1) * 255) in one kernel: quantization to 8 bits
-         * with scale 1/255 rounds to nearest and saturates.
-         */
-        if (y.scalar_type() != torch::kFloat32)
-            y = y.to(torch::kFloat32);
-        u8 = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8).int_repr();
-        if (th_cuda_rgb_order(cuda)) {
-            dst.narrow(2, cuda->rgb[0], 3).copy_(u8.permute({ 1, 2, 0 }));
-        } else {
-            for (int c = 0; c < 3; c++)
-                dst.select(2, cuda->rgb[c]).copy_(u8[c]);
-        }
-        if (cuda->pad >= 0)
-            dst.select(2, cuda->pad).fill_(255);
+        if (cuda->yuv)
+            return th_tensor_to_yuv(cuda, output, in, frame);
+        th_tensor_to_rgb(cuda, output, frame);
     } catch (const std::exception &e) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n", e.what());
         return AVERROR_EXTERNAL;
