@@ -291,6 +291,81 @@ static THYuvMatrix th_yuv_matrix(const AVFrame *frame)
     return m;
 }
 
+/*
+ * Chroma resampling on swscale's grid, so that the GPU path and the CPU path
+ * (swscale to RGB and back, flags area+full_chroma_int+full_chroma_inp)
+ * agree.  Along one axis of n luma samples and m chroma samples, chroma
+ * sample j sits at luma position (j + (pos + 0.5) / 2) * n / m - 0.5, where
+ * pos is the frame's chroma location in luma samples (0 left or top, 0.5
+ * center, 1 bottom); n / m is 2 except for odd sizes.
+ */
+static void th_chroma_location(const AVFrame *frame, double *x, double *y)
+{
+    int xpos, ypos;
+
+    if (av_chroma_location_enum_to_pos(&xpos, &ypos, frame->chroma_location) < 0)
+        xpos = ypos = 128;          /* unspecified: center, as swscale */
+    *x = xpos / 256.0;
+    *y = ypos / 256.0;
+}
+
+/* Weighted sum of c's samples at indices (clamped to the edges) along dim. */
+static torch::Tensor th_taps(const torch::Tensor &c, int dim, const torch::Tensor &index,
+                             const torch::Tensor &weight, const torch::Tensor &sum)
+{
+    torch::Tensor t = c.index_select(dim, index.to(torch::kLong).clamp(0, c.size(dim) - 1));
+
+    t = t.mul(dim ? weight : weight.unsqueeze(1));
+    return sum.defined() ? sum.add(t) : t;
+}
+
+/* Chroma (m samples along dim) to luma resolution n: linear interpolation. */
+static torch::Tensor th_chroma_up(const torch::Tensor &c, int dim, int64_t n, double pos)
+{
+    const int64_t m = c.size(dim);
+    torch::Tensor src = (torch::arange(n, c.options()) + 0.5) * ((double)m / n) - (pos + 0.5) / 2;
+    torch::Tensor i = src.floor(), f = src - i, sum;
+
+    sum = th_taps(c, dim, i, 1 - f, sum);
+    return th_taps(c, dim, i + 1, f, sum);
+}
+
+/* Luma resolution (n samples along dim) to m chroma samples: area average. */
+static torch::Tensor th_chroma_down(const torch::Tensor &c, int dim, int64_t m, double pos)
+{
+    const double r = (double)c.size(dim) / m;     /* at most 2 */
+    torch::Tensor p = (torch::arange(m, c.options()) + (pos + 0.5) / 2) * r - 0.5;
+    torch::Tensor k0 = p.floor(), sum;
+
+    for (int d = -1; d <= 2; d++) {
+        torch::Tensor k = k0 + d;
+        torch::Tensor w = (torch::minimum(p + r / 2, k + 0.5) -
+                           torch::maximum(p - r / 2, k - 0.5)).clamp_min(0) / r;
+        sum = th_taps(c, dim, k, w, sum);
+    }
+    return sum;
+}
+
+/*
+ * Chroma planes when a one-channel model changes the size: swscale's bicubic
+ * (Keys, a = -0.6) between sample centers, as the CPU path scales them.
+ */
+static torch::Tensor th_cubic(const torch::Tensor &c, int dim, int64_t n)
+{
+    const double a = -0.6;
+    const int64_t m = c.size(dim);
+    torch::Tensor src = (torch::arange(n, c.options()) + 0.5) * ((double)m / n) - 0.5;
+    torch::Tensor i = src.floor(), sum;
+
+    for (int k = -1; k <= 2; k++) {
+        torch::Tensor d = (src - (i + k)).abs();
+        torch::Tensor near = ((a + 2) * d - (a + 3)) * d * d + 1;
+        torch::Tensor far  = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+        sum = th_taps(c, dim, i + k, torch::where(d < 1, near, far), sum);
+    }
+    return sum;
+}
+
 /* Plane p of a YUV CUDA frame as an int32 H x W (x 2 for UV pairs) tensor of sample values. */
 static torch::Tensor th_yuv_plane(const THCuda *cuda, const AVFrame *frame, int p,
                                   int64_t h, int64_t w)
@@ -341,9 +416,11 @@ static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
     th_yuv_chroma_planes(cuda, frame, u, v);
     u = u.to(torch::kFloat32);
     v = v.to(torch::kFloat32);
-    if (cuda->sub) {                /* chroma upsampled bilinearly */
-        u = at::upsample_bilinear2d(u.unsqueeze(0).unsqueeze(0), { h, w }, false)[0][0];
-        v = at::upsample_bilinear2d(v.unsqueeze(0).unsqueeze(0), { h, w }, false)[0][0];
+    if (cuda->sub) {
+        double px, py;
+        th_chroma_location(frame, &px, &py);
+        u = th_chroma_up(th_chroma_up(u, 0, h, py), 1, w, px);
+        v = th_chroma_up(th_chroma_up(v, 0, h, py), 1, w, px);
     }
     u = u.sub(128 * scale);
     v = v.sub(128 * scale);
@@ -395,12 +472,8 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
         th_yuv_store(cuda, frame, 0, 0, o[0] * max);
         th_yuv_chroma_planes(cuda, in, u, v);
         if (u.size(0) != ch || u.size(1) != cw) {
-            auto resize = [&](const torch::Tensor &c) {
-                return at::upsample_bilinear2d(c.to(torch::kFloat32).unsqueeze(0).unsqueeze(0),
-                                               { ch, cw }, false)[0][0];
-            };
-            u = resize(u);
-            v = resize(v);
+            u = th_cubic(th_cubic(u.to(torch::kFloat32), 0, ch), 1, cw);
+            v = th_cubic(th_cubic(v.to(torch::kFloat32), 0, ch), 1, cw);
         }
         th_yuv_store(cuda, frame, 1, 0, u.to(torch::kFloat32));
         th_yuv_store(cuda, frame, cuda->interleaved ? 1 : 2, cuda->interleaved ? 1 : 0,
@@ -412,14 +485,10 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
     u = (o[2] - y) / (2 * (1 - m.kb));
     v = (o[0] - y) / (2 * (1 - m.kr));
     if (cuda->sub) {                /* chroma downsampled by averaging */
-        auto pool = [&](const torch::Tensor &c) {
-            torch::Tensor t = c.unsqueeze(0).unsqueeze(0);
-            if (cw * 2 != w || ch * 2 != h)
-                t = at::replication_pad2d(t, { 0, cw * 2 - w, 0, ch * 2 - h });
-            return at::avg_pool2d(t, { 2, 2 })[0][0];
-        };
-        u = pool(u);
-        v = pool(v);
+        double px, py;
+        th_chroma_location(frame, &px, &py);
+        u = th_chroma_down(th_chroma_down(u, 0, ch, py), 1, cw, px);
+        v = th_chroma_down(th_chroma_down(v, 0, ch, py), 1, cw, px);
     }
     if (m.full) {
         y = y * max;

@@ -23,6 +23,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
+import yuv_ref  # noqa: E402
 
 # sw_formats a CUDA frames context of FFmpeg 9.0.2 can hold (hwupload makes
 # them); rgb24, bgr24, 0rgb and 0bgr are accepted by the filter but no CUDA
@@ -37,7 +38,7 @@ class Suite:
         self.passed = 0
         self.failed = 0
         os.makedirs(self.dir, exist_ok=True)
-        for name in ("conv", "sr2", "small", "conv1"):
+        for name in ("conv", "sr2", "small", "conv1", "sr2y"):
             path = self.model(name)
             if not os.path.exists(path):
                 models.build(name).save(path)
@@ -150,75 +151,239 @@ def run_errors(s):
     s.check("cuda-error-model-channels", rc > 0 and "model" in err, "(rc %d)" % rc)
 
 
-# YUV CUDA frames: (sw_format, colorspace, range) uploaded from raw frames,
-# and NVDEC-decoded clips (mpeg2video limited range, mjpeg full range)
-YUV_CASES = [("nv12", "bt709", "tv"), ("nv12", "smpte170m", "pc"),
-             ("p010le", "bt709", "tv"), ("yuv420p", "bt709", "tv"),
-             ("yuv444p", "smpte170m", "tv")]
+# YUV CUDA frames against the CPU path: hwdownload (or the raw frames),
+# swscale to rgb24, the model on the CPU, swscale back to the same format.
+# flags=area gives swscale's linear chroma upsampling and area-average
+# downsampling, the GPU path's filters; in/out_chroma_loc give swscale the
+# frame's chroma siting (vf_scale of FFmpeg 9.0.2 would assume center).
+YUV_FORMATS = ["nv12", "p010le", "yuv420p", "yuv444p"]
+COLORS = [("bt709", "tv"), ("smpte170m", "pc"), ("bt709", "pc"), ("smpte170m", "tv")]
+SWS_FLAGS = "flags=area+full_chroma_int+full_chroma_inp+accurate_rnd"
 
 
-def yuv_cpu_chain(model, sw, spc, rng, channels):
+def yuv_cpu_chain(model, sw, spc, rng, loc, channels):
     dnn = "dnn_processing=dnn_backend=torch:model=%s" % model
-    if channels == 1 and sw in ("nv12", "yuv420p", "yuv444p"):
-        return dnn
-    flags = "flags=bilinear+full_chroma_int+full_chroma_inp+accurate_rnd"
-    to_rgb = "scale=in_color_matrix=%s:in_range=%s:%s,format=rgb24" % (spc, rng, flags)
-    back = "scale=out_color_matrix=%s:out_range=%s:%s,format=%s" % (spc, rng, flags, sw)
-    return "%s,%s,%s" % (to_rgb, dnn, back)
+    if channels == 1:
+        return dnn      # the CPU path runs the Y plane and carries chroma itself
+    c = "in_range=%s:in_chroma_loc=%s" % (rng, loc)
+    if spc:
+        c += ":in_color_matrix=" + spc
+    o = c.replace("in_", "out_")
+    return "scale=%s:%s,format=rgb24,%s,scale=%s:%s,format=%s" % (c, SWS_FLAGS, dnn, o,
+                                                                   SWS_FLAGS, sw)
+
+
+def compare_yuv(s, name, sw, w, h, a, b, tol=2):
+    """Every plane within tol LSB of 8 bits (the CPU path works in rgb24)."""
+    if not a or not b or not os.path.exists(a) or not os.path.exists(b):
+        s.check(name, False, "(a run failed)")
+        return
+    fmt = yuv_ref.Format(sw, w, h)
+    da, db = open(a, "rb").read(), open(b, "rb").read()
+    fsize = fmt.frame_bytes
+    if len(da) != len(db) or not da or len(da) % fsize:
+        s.check(name, False, "(sizes %d, %d; frame %d)" % (len(da), len(db), fsize))
+        return
+    worst = [0.0, 0.0, 0.0]
+    for i in range(0, len(da), fsize):
+        pa = fmt.unpack(da[i:i + fsize])
+        pb = fmt.unpack(db[i:i + fsize])
+        for p in range(3):
+            worst[p] = max(worst[p], float((pa[p] - pb[p]).abs().max()))
+    scale = 1 << (fmt.depth - 8)
+    s.check(name, max(worst) <= tol * scale,
+            "(max diff Y %g U %g V %g LSB of %d bits, <= %d)" % (
+                worst[0], worst[1], worst[2], fmt.depth, tol * scale))
+
+
+def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, gpu_in=None):
+    ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
+    rc1, e1 = s.ff(inp + ["-vf", (gpu_in and "hwdownload,format=%s," % sw or "") +
+                          yuv_cpu_chain(s.model(model), sw, spc, rng, loc, channels),
+                          "-f", "rawvideo", "-pix_fmt", sw, ref])
+    up = "" if gpu_in else "hwupload,"
+    dev = [] if gpu_in else ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    rc2, e2 = s.ff(dev + inp + ["-vf", "%sdnn_processing=dnn_backend=torch:model=%s,"
+                                "hwdownload,format=%s" % (up, s.model(model), sw),
+                                "-f", "rawvideo", "-pix_fmt", sw, out])
+    if rc1 or rc2:
+        last = (e2 if rc2 else e1).strip().splitlines()[-1:]
+        s.check(tag, False, "(cpu rc %d, gpu rc %d: %s)" % (rc1, rc2, last))
+        return None
+    scale_w, scale_h = (2 * w, 2 * h) if model.startswith("sr2") else (w, h)
+    compare_yuv(s, tag, sw, scale_w, scale_h, ref, out)
+    return out
+
+
+def raw_yuv(s, sw, w, h, spc, rng):
+    src = s.path("yuv-src-%dx%d.rgb" % (w, h))
+    if not os.path.exists(src):
+        s.ff(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=5", "-frames:v", "3",
+              "-vf", "scale=%d:%d:flags=bilinear" % (w, h), "-pix_fmt", "rgb24",
+              "-f", "rawvideo", src])
+    raw = s.path("yuv-%s-%s-%s-%dx%d.raw" % (sw, spc, rng, w, h))
+    s.ff(["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h), "-i", src,
+          "-vf", "scale=out_color_matrix=%s:out_range=%s,format=%s" % (spc, rng, sw),
+          "-f", "rawvideo", raw])
+    return raw
 
 
 def run_yuv(s):
-    w, h = 318, 238
-    src = s.path("yuv-src.rgb")
-    s.ff(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=5", "-frames:v", "3",
-          "-vf", "scale=%d:%d:flags=bilinear" % (w, h), "-pix_fmt", "rgb24",
-          "-f", "rawvideo", src])
-    for sw, spc, rng in YUV_CASES:
-        raw = s.path("yuv-%s-%s-%s.raw" % (sw, spc, rng))
-        s.ff(["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h), "-i", src,
-              "-vf", "scale=out_color_matrix=%s:out_range=%s,format=%s" % (spc, rng, sw),
-              "-f", "rawvideo", raw])
-        inp = ["-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
-               "-colorspace", spc, "-color_range", rng, "-i", raw]
-        for model, channels in (("conv", 3), ("conv1", 1), ("sr2", 3)):
-            tag = "cuda-yuv-%s-%s-%s-%s" % (sw, spc, rng, model)
-            ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
-            if channels == 1 and sw == "p010le":
-                continue    # the CPU path has no 10-bit YUV to compare with
-            rc1, e1 = s.ff(inp + ["-vf", yuv_cpu_chain(s.model(model), sw, spc, rng, channels),
-                                  "-f", "rawvideo", "-pix_fmt", sw, ref])
-            rc2, e2 = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"] + inp +
-                           ["-vf", "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
-                            "hwdownload,format=%s" % (s.model(model), sw),
-                            "-f", "rawvideo", "-pix_fmt", sw, out])
-            if rc1 or rc2:
-                s.check(tag, False, "(cpu rc %d, gpu rc %d: %s)" % (rc1, rc2,
-                        (e2 or e1).strip().splitlines()[-1:] if (e1 or e2) else ""))
-                continue
-            s.compare(tag, ref, out, 2)
-    # NVDEC: decode straight to CUDA frames, model on the GPU, against the CPU path
-    for codec, ext, rng, size in (("mpeg2video", "mkv", "tv", "1920x1080"),
-                                  ("mjpeg", "mkv", "pc", "854x480")):
-        clip = s.path("clip-%s.%s" % (codec, ext))
-        enc = ["-c:v", codec, "-q:v", "3"] + (["-pix_fmt", "yuvj420p"] if codec == "mjpeg" else [])
+    cases = []      # (sw, spc, rng, loc, model, w, h)
+    for sw in YUV_FORMATS:
+        cases += [(sw, spc, rng, "center", "conv", 318, 238) for spc, rng in COLORS]
+        cases.append((sw, "bt709", "tv", "center", "sr2", 160, 90))
+    for sw in ("nv12", "yuv420p", "yuv444p"):
+        cases += [(sw, spc, rng, "center", "conv1", 318, 238) for spc, rng in COLORS[:2]]
+    cases += [(sw, "smpte170m", "pc", "center", "sr2y", 160, 90) for sw in ("nv12", "yuv420p")]
+    cases += [(sw, "bt709", "tv", "left", "conv", 318, 238)
+              for sw in ("nv12", "p010le", "yuv420p")]
+    cases += [(sw, "bt709", "tv", "center", "conv", 317, 237)
+              for sw in ("nv12", "p010le", "yuv420p")]
+    cases.append(("nv12", "smpte170m", "pc", "left", "conv", 317, 237))
+    for sw, spc, rng, loc, model, w, h in cases:
+        raw = raw_yuv(s, sw, w, h, spc, rng)
+        inp = ["-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h), "-colorspace", spc,
+               "-color_range", rng] + (["-chroma_sample_location", loc] if loc != "center"
+                                       else []) + ["-i", raw]
+        tag = "cuda-yuv-%s-%s-%s-%s-%s-%dx%d" % (sw, spc, rng, loc, model, w, h)
+        yuv_pair(s, tag, inp, sw, w, h, model, 1 if model in ("conv1", "sr2y") else 3,
+                 spc, rng, loc)
+    run_p010_precision(s)
+    run_nvdec(s)
+
+
+def run_p010_precision(s):
+    """P010 keeps 10 bits: the GPU path against a float64 reference of the same
+    conversions (tests/dnn/yuv_ref.py) with the model run here, within 1 LSB of
+    10 bits, and the two low bits used."""
+    model = torch.jit.load(s.model("conv")).eval()
+    for (w, h, loc) in ((318, 238, "center"), (317, 237, "left")):
+        sw, spc, rng = "p010le", "bt709", "tv"
+        raw = raw_yuv(s, sw, w, h, spc, rng)
+        out = s.path("p010-precision-%dx%d.out" % (w, h))
+        tag = "cuda-p010-10bit-%dx%d-%s" % (w, h, loc)
+        rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+                        "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
+                        "-colorspace", spc, "-color_range", rng,
+                        "-chroma_sample_location", loc, "-i", raw, "-frames:v", "1",
+                        "-vf", "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
+                        "hwdownload,format=%s" % (s.model("conv"), sw),
+                        "-f", "rawvideo", out])
+        if rc:
+            s.check(tag, False, "(rc %d)" % rc)
+            continue
+        fmt = yuv_ref.Format(sw, w, h)
+        data = open(raw, "rb").read()
+        planes = fmt.unpack(data[:fmt.frame_bytes])
+        with torch.no_grad():
+            rgb = model(yuv_ref.to_rgb(fmt, *planes, spc, False, loc)[None].float())[0].double()
+        want = fmt.pack(*yuv_ref.from_rgb(fmt, rgb, spc, False, loc))
+        got = fmt.pack(*fmt.unpack(open(out, "rb").read()))
+        diff = int((want - got).abs().max())
+        low = int((got & 3).unique().numel())
+        s.check(tag, diff <= 1 and low == 4,
+                "(max diff %d LSB of 10 bits, <= 1; %d of 4 low-bit patterns)" % (diff, low))
+
+
+def probe_color(s, clip):
+    """colorspace, range and chroma location of a clip's video stream, or None."""
+    ffprobe = os.path.join(os.path.dirname(s.ffmpeg), "ffprobe")
+    p = subprocess.run([ffprobe, "-v", "error", "-select_streams", "v:0", "-show_entries",
+                        "stream=color_space,color_range,chroma_location", "-of",
+                        "default=noprint_wrappers=1", clip], capture_output=True, text=True)
+    info = dict(line.split("=", 1) for line in p.stdout.split() if "=" in line)
+    spc = info.get("color_space")
+    rng = info.get("color_range")
+    loc = info.get("chroma_location")
+    return (spc if spc not in (None, "unknown") else None,
+            rng if rng in ("tv", "pc") else "tv",
+            loc if loc in yuv_ref.LOCATION else "center")
+
+
+# NVDEC: clips made here, decoded straight to CUDA frames (nv12)
+NVDEC_CLIPS = [("mpeg2video", "1920x1080", "bt709", "tv", ("conv", "conv1", "sr2")),
+               ("mpeg2video", "718x478", "smpte170m", "tv", ("conv", "conv1")),
+               ("mjpeg", "854x480", "bt709", "pc", ("conv", "conv1")),
+               ("mjpeg", "718x478", "smpte170m", "pc", ("conv",))]
+
+
+def nvdec_clip(s, codec, size, spc, rng):
+    clip = s.path("clip-%s-%s-%s.mkv" % (codec, size, spc))
+    if not os.path.exists(clip):
+        w, h = size.split("x")
+        enc = ["-c:v", codec, "-q:v", "3"] + (["-pix_fmt", "yuvj420p"] if codec == "mjpeg"
+                                              else ["-pix_fmt", "yuv420p"])
         s.ff(["-f", "lavfi", "-i", "testsrc2=s=%s:r=25" % size, "-frames:v", "5",
-              "-vf", "scale=iw/4:ih/4,scale=%s:flags=bilinear" % size.replace("x", ":"),
-              "-colorspace", "bt709", "-color_range", rng] + enc + [clip])
-        for model, channels in (("conv", 3), ("conv1", 1)):
-            tag = "nvdec-%s-%s" % (codec, model)
-            ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
-            dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
-            chain = yuv_cpu_chain(s.model(model), "nv12", "bt709", rng, channels)
-            rc1, e1 = s.ff(dec + ["-vf", "hwdownload,format=nv12," + chain,
-                                  "-f", "rawvideo", "-pix_fmt", "nv12", ref])
-            rc2, e2 = s.ff(["-v", "verbose"] + dec +
-                           ["-vf", "dnn_processing=dnn_backend=torch:model=%s,"
-                            "hwdownload,format=nv12" % s.model(model),
-                            "-f", "rawvideo", "-pix_fmt", "nv12", out])
-            if rc1 or rc2:
-                s.check(tag, False, "(cpu rc %d, gpu rc %d)" % (rc1, rc2))
-                continue
-            s.compare(tag, ref, out, 2)
+              "-vf", "scale=iw/4:ih/4,scale=%s:%s:flags=bilinear,"
+              "scale=out_color_matrix=%s:out_range=%s" % (w, h, spc, rng),
+              "-colorspace", spc, "-color_range", rng] + enc + [clip])
+    return clip
+
+
+def run_nvdec(s):
+    for codec, size, spc, rng, nets in NVDEC_CLIPS:
+        clip = nvdec_clip(s, codec, size, spc, rng)
+        pspc, prng, ploc = probe_color(s, clip)
+        w, h = (int(v) for v in size.split("x"))
+        dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
+        for model in nets:
+            tag = "nvdec-%s-%s-%s-%s-%s" % (codec, size, pspc or "untagged", prng, model)
+            yuv_pair(s, tag + "-" + ploc, dec, "nv12", w, h, model,
+                     1 if model == "conv1" else 3, pspc, prng, ploc, gpu_in=True)
+
+
+def run_host_copies(s):
+    """NVDEC -> model -> null moves no frame data to the host: CUPTI counts the
+    device-to-host copies (tools/gpu/cuda_copies.c); hwdownload is the control."""
+    lib = build_copy_counter(s)
+    if not lib:
+        s.check("nvdec-no-host-copy", False, "(could not build the CUPTI counter)")
+        return
+    clip = nvdec_clip(s, "mpeg2video", "1920x1080", "bt709", "tv")
+    frame = 1920 * 1080 * 3 // 2
+    for name, vf, want_copies in (
+            ("nvdec-no-host-copy", "dnn_processing=dnn_backend=torch:model=%s"
+             % s.model("conv"), False),
+            ("nvdec-host-copy-control", "dnn_processing=dnn_backend=torch:model=%s,"
+             "hwdownload,format=nv12" % s.model("conv"), True)):
+        log = s.path(name + ".log")
+        if os.path.exists(log):
+            os.remove(log)
+        env = dict(os.environ, CUDA_INJECTION64_PATH=lib, CUDA_COPIES_LOG=log)
+        p = subprocess.run([s.ffmpeg, "-nostdin", "-hide_banner", "-y", "-hwaccel", "cuda",
+                            "-hwaccel_output_format", "cuda", "-i", clip, "-vf", vf,
+                            "-f", "null", "-"], capture_output=True, text=True, env=env)
+        counts = {}
+        if os.path.exists(log):
+            for line in open(log):
+                f = line.split()
+                if len(f) == 4:
+                    counts[f[1]] = (int(f[2]), int(f[3]))
+        n, b = counts.get("DtoH", (-1, -1))
+        ok = p.returncode == 0 and n >= 0 and ((b >= 5 * frame) if want_copies else b < frame)
+        s.check(name, ok, "(rc %d, DtoH %d copies %d bytes, HtoD %s, DtoD %s)" % (
+            p.returncode, n, b, counts.get("HtoD"), counts.get("DtoD")))
+
+
+def build_copy_counter(s):
+    base = os.path.join(os.path.dirname(torch.__file__), "..", "nvidia")
+    inc = [os.path.join(base, d, "include") for d in sorted(os.listdir(base))
+           if os.path.exists(os.path.join(base, d, "include", "cupti.h"))] if \
+        os.path.isdir(base) else []
+    libdirs = [os.path.join(os.path.dirname(i), "lib") for i in inc]
+    lib = s.path("cuda_copies.so")
+    src = os.path.join(HERE, "..", "..", "tools", "gpu", "cuda_copies.c")
+    cupti = None
+    for d in libdirs:
+        for f in sorted(os.listdir(d)):
+            if f.startswith("libcupti.so"):
+                cupti = (d, f)
+    if not inc or not cupti:
+        return None
+    cmd = ["cc", "-shared", "-fPIC", "-I" + inc[0], "-I/usr/local/cuda/include", src,
+           "-L" + cupti[0], "-l:" + cupti[1], "-Wl,-rpath," + cupti[0], "-o", lib]
+    return lib if subprocess.run(cmd).returncode == 0 else None
 
 
 def run_memory(s, frames):
@@ -285,6 +450,7 @@ def main():
     run_sizes_and_contexts(s)
     run_errors(s)
     run_yuv(s)
+    run_host_copies(s)
     run_memory(s, args.frames)
     if not args.no_sanitizer:
         run_sanitizer(s)

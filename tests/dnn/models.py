@@ -41,10 +41,10 @@ class Small(nn.Module):
 class SR2(nn.Module):
     """ESPCN-like x2 super-resolution: conv, conv, pixel shuffle."""
 
-    def __init__(self):
+    def __init__(self, channels=3):
         super().__init__()
-        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
-        self.c2 = nn.Conv2d(16, 12, 3, padding=1)
+        self.c1 = nn.Conv2d(channels, 16, 3, padding=1)
+        self.c2 = nn.Conv2d(16, 4 * channels, 3, padding=1)
 
     def forward(self, x):
         up = F.interpolate(x, scale_factor=2.0, mode="nearest")
@@ -126,6 +126,8 @@ def build(name):
         m = Small()
     elif name == "sr2":
         m = SR2()
+    elif name == "sr2y":
+        m = SR2(channels=1)
     elif name == "invert":
         m = Invert()
     elif name == "sharpen":
@@ -147,7 +149,7 @@ def build(name):
     return torch.jit.script(m.eval())
 
 
-NAMES = ["conv", "conv1", "small", "sr2", "invert", "sharpen",
+NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "overshoot", "raise_late", "out3d", "out1ch"]
 
 
