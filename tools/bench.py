@@ -44,13 +44,15 @@ class Scenario:
     width: int
     height: int
     device: str = "cpu"         # where the model runs
-    frames: str = "cpu"         # where the frames live: cpu, or cuda (hwupload)
+    frames: str = "cpu"         # where the frames live: cpu, cuda (hwupload), nvdec
     builds: tuple = ("ours", "upstream")
     async_: int = 1
+    clip: str = ""              # the NVDEC scenario's input
 
     @property
     def name(self):
-        where = self.device if self.frames == "cpu" else f"{self.device}, {self.frames} frames"
+        where = {"cpu": self.device, "nvdec": "NVDEC MPEG-2 -> cuda"}.get(
+            self.frames, f"{self.device}, {self.frames} frames")
         return f"{self.model} {self.width}x{self.height} {where} async={self.async_}"
 
 
@@ -64,17 +66,26 @@ def scenarios(gpu):
                 out.append(Scenario(m, w, h, "cuda", async_=a))
                 # CUDA frames straight into the model: ours only
                 out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), a))
+        # decode to inference: NVDEC's CUDA frames into the model (ours);
+        # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
+        out.append(Scenario("small", 1920, 1080, "cuda", "nvdec"))
     return out
 
 
 # --- running ffmpeg -----------------------------------------------------
 
-def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True):
+def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
     pre, chain = [], ["format=rgb24"]
+    src = ["-f", "lavfi", "-i", f"testsrc2=s={sc.width}x{sc.height}:r=25"]
     if sc.frames == "cuda":
         pre = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
         chain = ["format=rgb0", "hwupload"]
-    chain.append("loop=loop=-1:size=1")
+    if sc.frames == "nvdec":
+        src = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda",
+               "-stream_loop", "-1", "-i", sc.clip]
+        chain = ["hwdownload", "format=nv12", "format=rgb24"] if build != "ours" and dnn else []
+    else:
+        chain.append("loop=loop=-1:size=1")
     if frames:
         chain.append(f"trim=end_frame={frames}")
     if dnn:
@@ -83,9 +94,8 @@ def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True):
             opts += f":device={sc.device}"
         chain.append("dnn_processing=" + opts)
     return [ffmpeg, "-hide_banner", "-v", "error", "-nostats",
-            "-progress", "pipe:1", "-stats_period", str(PERIOD), *pre,
-            "-f", "lavfi", "-i", f"testsrc2=s={sc.width}x{sc.height}:r=25",
-            "-vf", ",".join(chain), "-f", "null", "-"]
+            "-progress", "pipe:1", "-stats_period", str(PERIOD), *pre, *src,
+            "-vf", ",".join(chain or ["null"]), "-f", "null", "-"]
 
 
 def gpu_mem():
@@ -194,13 +204,13 @@ def heap_per_frame(sc, n1, args, run):
 # a dict with fps (or a reason); counted(n, env) processes n frames under the
 # heap counter and returns a dict, or None when it did not.
 
-def ffmpeg_contender(ffmpeg, sc, model, args, gpu):
+def ffmpeg_contender(ffmpeg, sc, model, args, gpu, build):
     def timed():
-        return run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model), args.seconds,
+        return run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, build=build), args.seconds,
                           timeout=args.timeout)
 
     def counted(n, env):
-        r = run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, frames=n), env=env,
+        r = run_ffmpeg(ffmpeg_cmd(ffmpeg, sc, model, frames=n, build=build), env=env,
                        gpu=gpu, timeout=args.timeout)
         return r if r["frames"] == n else None
     return timed, counted
@@ -208,7 +218,7 @@ def ffmpeg_contender(ffmpeg, sc, model, args, gpu):
 
 def limit_contender(sc, model, args, gpu):
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
-           sc.frames, str(max(1.0, args.seconds / 2))]
+           "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2))]
 
     def timed():
         p = subprocess.Popen(cmd + ["hold"], stdin=subprocess.PIPE,
@@ -262,7 +272,7 @@ def bench(sc, model, args, gpu):
     """Runs of the contenders interleaved, so that they share the machine's
     moods; returns {name: summary}."""
     builds = {"ours": args.ours, "upstream": args.upstream}
-    contenders = {b: ffmpeg_contender(builds[b], sc, model, args, gpu)
+    contenders = {b: ffmpeg_contender(builds[b], sc, model, args, gpu, b)
                   for b in sc.builds}
     contenders["limit"] = limit_contender(sc, model, args, gpu)
     runs = {name: [] for name in contenders}
@@ -367,6 +377,9 @@ def markdown(head, results):
                  if "fps" in lim else "failed")
         notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
                  if v.get("reason")]
+        if r["frames"] == "nvdec" and r["source_fps"] and lim.get("fps"):
+            cap = min(r["source_fps"], lim["fps"])
+            notes.insert(0, f"ours / min(decode alone, limit) = {ratio(ours.get('fps'), cap)}")
         row = [r["name"], fmt_fps(ours), fmt_fps(up) if "upstream" in b else "n/a", lim_s,
                ratio(ours.get("fps"), up.get("fps")),
                ratio(ours.get("fps"), lim.get("fps")),
@@ -437,6 +450,16 @@ def plot(results, path):
     fig.savefig(path, dpi=110)
 
 
+def nvdec_clip(args):
+    """A 1080p MPEG-2 clip for the NVDEC scenario (looped with -stream_loop)."""
+    clip = os.path.join(args.out, "clip-mpeg2-1080p.mkv")
+    if not os.path.exists(clip):
+        subprocess.run([args.ours, "-v", "error", "-y", "-f", "lavfi", "-i",
+                        "testsrc2=s=1920x1080:r=25", "-frames:v", "250", "-c:v", "mpeg2video",
+                        "-q:v", "4", "-g", "25", clip], check=True)
+    return clip
+
+
 # --- main -------------------------------------------------------------------
 
 def main():
@@ -458,6 +481,10 @@ def main():
     only = re.compile(os.environ.get("BENCH_ONLY", ""))
     todo = [s for s in scenarios(gpu) if only.search(s.name)]
 
+    if any(sc.frames == "nvdec" for sc in todo):
+        clip = nvdec_clip(args)
+        for sc in todo:
+            sc.clip = clip
     models = os.path.join(args.out, "models")
     subprocess.run([python, args.models, models] + sorted({s.model for s in todo}),
                    check=True)
