@@ -347,23 +347,35 @@ static torch::Tensor th_chroma_down(const torch::Tensor &c, int dim, int64_t m, 
 }
 
 /*
- * Chroma planes when a one-channel model changes the size: swscale's bicubic
- * (Keys, a = -0.6) between sample centers, as the CPU path scales them.
+ * Chroma planes when a one-channel model changes the size, as the CPU path
+ * scales them with swscale's bicubic (Keys, a = -0.6): five taps from
+ * trunc(src - 1.5), renormalized where that drops one at the top or left
+ * edge, horizontal pass first with its result capped at 32767 / 128.
  */
 static torch::Tensor th_cubic(const torch::Tensor &c, int dim, int64_t n)
 {
     const double a = -0.6;
     const int64_t m = c.size(dim);
     torch::Tensor src = (torch::arange(n, c.options()) + 0.5) * ((double)m / n) - 0.5;
-    torch::Tensor i = src.floor(), sum;
+    torch::Tensor first = (src - 1.5).trunc(), sum, wsum;
 
-    for (int k = -1; k <= 2; k++) {
-        torch::Tensor d = (src - (i + k)).abs();
+    for (int k = 0; k < 5; k++) {
+        torch::Tensor d = (src - (first + k)).abs();
         torch::Tensor near = ((a + 2) * d - (a + 3)) * d * d + 1;
         torch::Tensor far  = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
-        sum = th_taps(c, dim, i + k, torch::where(d < 1, near, far), sum);
+        torch::Tensor w = torch::where(d < 1, near, far).masked_fill_(d >= 2, 0.0);
+        sum  = th_taps(c, dim, first + k, w, sum);
+        wsum = wsum.defined() ? wsum + w : w;
     }
-    return sum;
+    return sum.div(dim ? wsum : wsum.unsqueeze(1));
+}
+
+static torch::Tensor th_chroma_resize(const torch::Tensor &c, int64_t h, int64_t w, int depth)
+{
+    torch::Tensor t = th_cubic(c.to(torch::kFloat32), 1, w);
+
+    t = t.clamp_max((double)(1 << depth) - 1.0 / 128);
+    return th_cubic(t, 0, h);
 }
 
 /* Plane p of a YUV CUDA frame as an int32 H x W (x 2 for UV pairs) tensor of sample values. */
@@ -472,8 +484,8 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
         th_yuv_store(cuda, frame, 0, 0, o[0] * max);
         th_yuv_chroma_planes(cuda, in, u, v);
         if (u.size(0) != ch || u.size(1) != cw) {
-            u = th_cubic(th_cubic(u.to(torch::kFloat32), 0, ch), 1, cw);
-            v = th_cubic(th_cubic(v.to(torch::kFloat32), 0, ch), 1, cw);
+            u = th_chroma_resize(u, ch, cw, cuda->depth);
+            v = th_chroma_resize(v, ch, cw, cuda->depth);
         }
         th_yuv_store(cuda, frame, 1, 0, u.to(torch::kFloat32));
         th_yuv_store(cuda, frame, cuda->interleaved ? 1 : 2, cuda->interleaved ? 1 : 0,
