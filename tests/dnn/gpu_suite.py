@@ -447,16 +447,23 @@ def main():
     ap.add_argument("--prior")
     ap.add_argument("--frames", type=int, default=30000)
     ap.add_argument("--no-sanitizer", action="store_true")
+    ap.add_argument("--groups", default="rgb,yuv,copies,memory,sanitizer",
+                    help="which groups of tests to run (default: all)")
     args = ap.parse_args()
+    groups = args.groups.split(",")
 
     s = Suite(args)
-    run_formats(s)
-    run_sizes_and_contexts(s)
-    run_errors(s)
-    run_yuv(s)
-    run_host_copies(s)
-    run_memory(s, args.frames)
-    if not args.no_sanitizer:
+    if "rgb" in groups:
+        run_formats(s)
+        run_sizes_and_contexts(s)
+        run_errors(s)
+    if "yuv" in groups:
+        run_yuv(s)
+    if "copies" in groups:
+        run_host_copies(s)
+    if "memory" in groups:
+        run_memory(s, args.frames)
+    if "sanitizer" in groups and not args.no_sanitizer:
         run_sanitizer(s)
 
     passed, failed = s.passed, s.failed
