@@ -44,6 +44,20 @@ extern "C" {
 
 #include "dnn_backend_torch_cuda.h"
 
+#include <vector>
+
+/*
+ * What depends only on the stream's geometry or colours, built once on the
+ * host and kept on the GPU: a colour matrix (m), or the taps of a resampling
+ * along one axis (index and weight, taps x output samples).
+ */
+struct THCached {
+    int kind;
+    int64_t a, b;
+    double pos;
+    torch::Tensor m, index, weight;
+};
+
 struct THCuda {
     void *log_ctx;
     THCudaCtx *ctx;         ///< FFmpeg's context, stream and events
@@ -59,6 +73,7 @@ struct THCuda {
     int primary;            ///< FFmpeg works in the primary context
     cudaStream_t stream;    ///< where LibTorch works
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
+    std::vector<struct THCached> *cached;   ///< YUV matrices, built once per geometry
 };
 
 /* Pushes FFmpeg's CUDA context for the scope, pops it at the end. */
@@ -177,6 +192,7 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
     try {
         c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
         cuda->k255   = new torch::Tensor(torch::scalar_tensor(255.0));
+        cuda->cached = new std::vector<THCached>();
         cuda->stream = cuda->primary ?
                        (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx) :
                        c10::cuda::getStreamFromPool(false, index).stream();
@@ -201,6 +217,7 @@ void ff_dnn_th_cuda_uninit(THCuda **pcuda)
     if (!*pcuda)
         return;
     delete (*pcuda)->k255;
+    delete (*pcuda)->cached;
     ff_dnn_th_cudactx_uninit(&(*pcuda)->ctx);
     av_freep(pcuda);
 }
@@ -265,6 +282,87 @@ int ff_dnn_th_cuda_is_yuv(const THCuda *cuda)
 
 /* ---- YUV frames (NVDEC output and friends) ---- */
 
+enum THCachedKind { TH_UP, TH_DOWN, TH_CUBIC, TH_TO_RGB, TH_FROM_RGB };
+
+/*
+ * Chroma resampling on swscale's grid, so that the GPU path and the CPU path
+ * (swscale to RGB and back, flags area+full_chroma_int+full_chroma_inp)
+ * agree.  Along one axis of n luma and m chroma samples, chroma sample j
+ * sits at luma position (j + (pos + 0.5) / 2) * n / m - 0.5, where pos is the
+ * frame's chroma location in luma samples (0 left or top, 0.5 center, 1
+ * bottom); n / m is 2 except for odd sizes.
+ *
+ * Each function below gives the taps from m samples to n along one axis:
+ * index and weight, taps x n, computed on the host in double precision.
+ */
+static void th_chroma_location(const AVFrame *frame, double *x, double *y)
+{
+    int xpos, ypos;
+
+    if (av_chroma_location_enum_to_pos(&xpos, &ypos, frame->chroma_location) < 0)
+        xpos = ypos = 128;          /* unspecified: center, as swscale */
+    *x = xpos / 256.0;
+    *y = ypos / 256.0;
+}
+
+static torch::Tensor th_positions(int64_t n, double offset, double step)
+{
+    return (torch::arange(n, torch::kFloat64) + offset) * step;
+}
+
+/* Chroma to luma resolution: linear interpolation. */
+static void th_chroma_up(int64_t m, int64_t n, double pos, torch::Tensor &index,
+                         torch::Tensor &weight)
+{
+    torch::Tensor src = th_positions(n, 0.5, (double)m / n) - (pos + 0.5) / 2;
+    torch::Tensor i = src.floor(), f = src - i;
+
+    index  = torch::stack({ i, i + 1 });
+    weight = torch::stack({ 1 - f, f });
+}
+
+/* Luma to chroma resolution: area average. */
+static void th_chroma_down(int64_t n, int64_t m, double pos, torch::Tensor &index,
+                           torch::Tensor &weight)
+{
+    const double r = (double)n / m;                 /* at most 2 */
+    torch::Tensor p = th_positions(m, (pos + 0.5) / 2, r) - 0.5;
+    std::vector<torch::Tensor> k, w;
+
+    for (int d = -1; d <= 2; d++) {
+        k.push_back(p.floor() + d);
+        w.push_back((torch::minimum(p + r / 2, k.back() + 0.5) -
+                     torch::maximum(p - r / 2, k.back() - 0.5)).clamp_min(0) / r);
+    }
+    index  = torch::stack(k);
+    weight = torch::stack(w);
+}
+
+/*
+ * Chroma planes when a one-channel model changes the size, as the CPU path
+ * scales them with swscale's bicubic (Keys, a = -0.6): five taps from
+ * trunc(src - 1.5), renormalized where that drops one at the top or left
+ * edge.  (th_tensor_to_yuv caps the horizontal pass as swscale does.)
+ */
+static void th_cubic(int64_t m, int64_t n, torch::Tensor &index, torch::Tensor &weight)
+{
+    const double a = -0.6;
+    torch::Tensor src = th_positions(n, 0.5, (double)m / n) - 0.5;
+    torch::Tensor first = (src - 1.5).trunc();
+    std::vector<torch::Tensor> k, w;
+
+    for (int t = 0; t < 5; t++) {
+        torch::Tensor d = (src - (first + t)).abs();
+        torch::Tensor near = ((a + 2) * d - (a + 3)) * d * d + 1;
+        torch::Tensor far  = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+        k.push_back(first + t);
+        w.push_back(torch::where(d < 1, near, far).masked_fill_(d >= 2, 0.0));
+    }
+    index  = torch::stack(k);
+    weight = torch::stack(w);
+    weight = weight / weight.sum(0);
+}
+
 typedef struct THYuvMatrix {
     double kr, kb;
     int full;
@@ -292,228 +390,209 @@ static THYuvMatrix th_yuv_matrix(const AVFrame *frame)
 }
 
 /*
- * Chroma resampling on swscale's grid, so that the GPU path and the CPU path
- * (swscale to RGB and back, flags area+full_chroma_int+full_chroma_inp)
- * agree.  Along one axis of n luma samples and m chroma samples, chroma
- * sample j sits at luma position (j + (pos + 0.5) / 2) * n / m - 0.5, where
- * pos is the frame's chroma location in luma samples (0 left or top, 0.5
- * center, 1 bottom); n / m is 2 except for odd sizes.
+ * Sample values (Y, U, V) to [0, 1] RGB as one 3 x 4 affine matrix, and its
+ * inverse: y' = (y - yoff) / ys, u' = (u - coff) / cs, v' likewise.
  */
-static void th_chroma_location(const AVFrame *frame, double *x, double *y)
+static torch::Tensor th_color_matrix(const THCuda *cuda, const THYuvMatrix &m, int to_rgb)
 {
-    int xpos, ypos;
+    const double s = 1 << (cuda->depth - 8), max = (1 << cuda->depth) - 1;
+    const double yoff = m.full ? 0 : 16 * s, ys = m.full ? max : 219 * s;
+    const double coff = 128 * s, cs = m.full ? max : 224 * s;
+    const double kr = m.kr, kb = m.kb, kg = 1 - kr - kb;
+    double a[3][4];
 
-    if (av_chroma_location_enum_to_pos(&xpos, &ypos, frame->chroma_location) < 0)
-        xpos = ypos = 128;          /* unspecified: center, as swscale */
-    *x = xpos / 256.0;
-    *y = ypos / 256.0;
+    if (to_rgb) {
+        const double rv = 2 * (1 - kr) / cs, bu = 2 * (1 - kb) / cs;
+        const double gu = 2 * kb * (1 - kb) / kg / cs, gv = 2 * kr * (1 - kr) / kg / cs;
+        const double rows[3][3] = { { 1 / ys, 0, rv }, { 1 / ys, -gu, -gv }, { 1 / ys, bu, 0 } };
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++)
+                a[i][j] = rows[i][j];
+            a[i][3] = -(rows[i][0] * yoff + (rows[i][1] + rows[i][2]) * coff);
+        }
+    } else {
+        const double rows[3][3] = {
+            { kr * ys, kg * ys, kb * ys },
+            { -kr / (2 * (1 - kb)) * cs, -kg / (2 * (1 - kb)) * cs, 0.5 * cs },
+            { 0.5 * cs, -kg / (2 * (1 - kr)) * cs, -kb / (2 * (1 - kr)) * cs },
+        };
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++)
+                a[i][j] = rows[i][j];
+            a[i][3] = i ? coff : yoff;
+        }
+    }
+    return torch::from_blob(a, { 3, 4 }, torch::kFloat64).to(torch::kFloat32).clone();
 }
 
-/* Weighted sum of c's samples at indices (clamped to the edges) along dim. */
-static torch::Tensor th_taps(const torch::Tensor &c, int dim, const torch::Tensor &index,
-                             const torch::Tensor &weight, const torch::Tensor &sum)
+/* The cached entry for (kind, a, b, pos), built on first use. */
+static const THCached &th_cached(THCuda *cuda, int kind, int64_t a, int64_t b, double pos,
+                                 const THYuvMatrix *cm = NULL)
 {
-    torch::Tensor t = c.index_select(dim, index.to(torch::kLong).clamp(0, c.size(dim) - 1));
+    auto dev = torch::Device(torch::kCUDA, cuda->device_index);
+    THCached e = { kind, a, b, pos };
+    torch::Tensor keep;
 
-    t = t.mul(dim ? weight : weight.unsqueeze(1));
-    return sum.defined() ? sum.add(t) : t;
+    for (const THCached &c : *cuda->cached)
+        if (c.kind == kind && c.a == a && c.b == b && c.pos == pos)
+            return c;
+    if (kind == TH_TO_RGB || kind == TH_FROM_RGB) {
+        e.m = th_color_matrix(cuda, *cm, kind == TH_TO_RGB).to(dev);
+    } else {
+        if (kind == TH_UP)
+            th_chroma_up(a, b, pos, e.index, e.weight);
+        else if (kind == TH_DOWN)
+            th_chroma_down(a, b, pos, e.index, e.weight);
+        else
+            th_cubic(a, b, e.index, e.weight);
+        keep = e.weight.abs().amax(1).gt(0);       /* taps that are zero everywhere */
+        e.index  = e.index.index({ keep }).clamp(0, a - 1).to(torch::kLong).to(dev);
+        e.weight = e.weight.index({ keep }).to(torch::kFloat32).to(dev);
+    }
+    cuda->cached->push_back(e);
+    return cuda->cached->back();
 }
 
-/* Chroma (m samples along dim) to luma resolution n: linear interpolation. */
-static torch::Tensor th_chroma_up(const torch::Tensor &c, int dim, int64_t n, double pos)
+/* Colour matrix for a frame, cached by colourspace and range. */
+static torch::Tensor th_frame_matrix(THCuda *cuda, const AVFrame *frame, int to_rgb)
 {
-    const int64_t m = c.size(dim);
-    torch::Tensor src = (torch::arange(n, c.options()) + 0.5) * ((double)m / n) - (pos + 0.5) / 2;
-    torch::Tensor i = src.floor(), f = src - i, sum;
+    THYuvMatrix m = th_yuv_matrix(frame);
 
-    sum = th_taps(c, dim, i, 1 - f, sum);
-    return th_taps(c, dim, i + 1, f, sum);
+    return th_cached(cuda, to_rgb ? TH_TO_RGB : TH_FROM_RGB,
+                     frame->colorspace, m.full, 0, &m).m;
 }
 
-/* Luma resolution (n samples along dim) to m chroma samples: area average. */
-static torch::Tensor th_chroma_down(const torch::Tensor &c, int dim, int64_t m, double pos)
+/* c resampled along dim with the cached taps. */
+static torch::Tensor th_apply(const torch::Tensor &c, int dim, const THCached &t)
 {
-    const double r = (double)c.size(dim) / m;     /* at most 2 */
-    torch::Tensor p = (torch::arange(m, c.options()) + (pos + 0.5) / 2) * r - 0.5;
-    torch::Tensor k0 = p.floor(), sum;
+    torch::Tensor sum;
 
-    for (int d = -1; d <= 2; d++) {
-        torch::Tensor k = k0 + d;
-        torch::Tensor w = (torch::minimum(p + r / 2, k + 0.5) -
-                           torch::maximum(p - r / 2, k - 0.5)).clamp_min(0) / r;
-        sum = th_taps(c, dim, k, w, sum);
+    for (int64_t k = 0; k < t.index.size(0); k++) {
+        torch::Tensor x = c.index_select(dim, t.index[k]);
+        torch::Tensor w = dim == 1 ? t.weight[k].unsqueeze(1) : t.weight[k];
+        sum = sum.defined() ? sum.addcmul_(x, w) : x.mul_(w);
     }
     return sum;
 }
 
-/*
- * Chroma planes when a one-channel model changes the size, as the CPU path
- * scales them with swscale's bicubic (Keys, a = -0.6): five taps from
- * trunc(src - 1.5), renormalized where that drops one at the top or left
- * edge, horizontal pass first with its result capped at 32767 / 128.
- */
-static torch::Tensor th_cubic(const torch::Tensor &c, int dim, int64_t n)
+/* Resamples planes (P x m_h x m_w) to P x h x w, horizontally first. */
+static torch::Tensor th_resample(THCuda *cuda, int kind, const torch::Tensor &c,
+                                 int64_t h, int64_t w, double px, double py, double cap)
 {
-    const double a = -0.6;
-    const int64_t m = c.size(dim);
-    torch::Tensor src = (torch::arange(n, c.options()) + 0.5) * ((double)m / n) - 0.5;
-    torch::Tensor first = (src - 1.5).trunc(), sum, wsum;
+    torch::Tensor t = th_apply(c, 2, th_cached(cuda, kind, c.size(2), w, px));
 
-    for (int k = 0; k < 5; k++) {
-        torch::Tensor d = (src - (first + k)).abs();
-        torch::Tensor near = ((a + 2) * d - (a + 3)) * d * d + 1;
-        torch::Tensor far  = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
-        torch::Tensor w = torch::where(d < 1, near, far).masked_fill_(d >= 2, 0.0);
-        sum  = th_taps(c, dim, first + k, w, sum);
-        wsum = wsum.defined() ? wsum + w : w;
-    }
-    return sum.div(dim ? wsum : wsum.unsqueeze(1));
+    if (cap > 0)
+        t = t.clamp_max_(cap);
+    return th_apply(t, 1, th_cached(cuda, kind, c.size(1), h, py));
 }
 
-static torch::Tensor th_chroma_resize(const torch::Tensor &c, int64_t h, int64_t w, int depth)
-{
-    torch::Tensor t = th_cubic(c.to(torch::kFloat32), 1, w);
-
-    t = t.clamp_max((double)(1 << depth) - 1.0 / 128);
-    return th_cubic(t, 0, h);
-}
-
-/* Plane p of a YUV CUDA frame as an int32 H x W (x 2 for UV pairs) tensor of sample values. */
-static torch::Tensor th_yuv_plane(const THCuda *cuda, const AVFrame *frame, int p,
-                                  int64_t h, int64_t w)
+/* Plane p of a YUV CUDA frame as a uint8 or int16 h x w x pairs view. */
+static torch::Tensor th_yuv_view(const THCuda *cuda, const AVFrame *frame, int p,
+                                 int64_t h, int64_t w)
 {
     auto opts = torch::TensorOptions().device(torch::kCUDA, cuda->device_index);
     int bytes = cuda->depth > 8 ? 2 : 1;
     int pairs = p && cuda->interleaved ? 2 : 1;
-    torch::Tensor t = torch::from_blob(frame->data[p], { h, w, pairs },
-                                       { frame->linesize[p] / bytes, pairs, 1 },
-                                       opts.dtype(bytes == 2 ? torch::kInt16 : torch::kUInt8));
 
-    t = t.to(torch::kInt32);
-    if (bytes == 2)
-        t = t.bitwise_and(0xffff).bitwise_right_shift(16 - cuda->depth);
-    return t;
+    return torch::from_blob(frame->data[p], { h, w, pairs },
+                            { frame->linesize[p] / bytes, pairs, 1 },
+                            opts.dtype(bytes == 2 ? torch::kInt16 : torch::kUInt8));
 }
 
-static void th_yuv_chroma_planes(const THCuda *cuda, const AVFrame *frame,
-                                 torch::Tensor &u, torch::Tensor &v)
+/* Sample values of a view, as float. */
+static torch::Tensor th_yuv_values(const THCuda *cuda, const torch::Tensor &view)
+{
+    if (cuda->depth == 8)
+        return view.to(torch::kFloat32);
+    return view.to(torch::kInt32).bitwise_and(0xffff)
+               .bitwise_right_shift(16 - cuda->depth).to(torch::kFloat32);
+}
+
+/* The chroma planes of a frame as float 2 x ch x cw (U, V). */
+static torch::Tensor th_yuv_chroma(const THCuda *cuda, const AVFrame *frame)
 {
     int64_t ch = -(-(int64_t)frame->height >> cuda->sub);
     int64_t cw = -(-(int64_t)frame->width  >> cuda->sub);
 
-    if (cuda->interleaved) {
-        torch::Tensor uv = th_yuv_plane(cuda, frame, 1, ch, cw);
-        u = uv.select(2, 0);
-        v = uv.select(2, 1);
-    } else {
-        u = th_yuv_plane(cuda, frame, 1, ch, cw).select(2, 0);
-        v = th_yuv_plane(cuda, frame, 2, ch, cw).select(2, 0);
-    }
+    if (cuda->interleaved)
+        return th_yuv_values(cuda, th_yuv_view(cuda, frame, 1, ch, cw).permute({ 2, 0, 1 }));
+    return th_yuv_values(cuda, torch::cat({ th_yuv_view(cuda, frame, 1, ch, cw),
+                                            th_yuv_view(cuda, frame, 2, ch, cw) }, 2)
+                                   .permute({ 2, 0, 1 }));
 }
 
 static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
                             torch::Tensor &input)
 {
     const int64_t h = frame->height, w = frame->width;
-    const double scale = 1 << (cuda->depth - 8), max = (1 << cuda->depth) - 1;
-    THYuvMatrix m = th_yuv_matrix(frame);
-    torch::Tensor y = th_yuv_plane(cuda, frame, 0, h, w).select(2, 0).to(torch::kFloat32);
-    torch::Tensor u, v;
-    double kg = 1.0 - m.kr - m.kb;
+    torch::Tensor y = th_yuv_values(cuda, th_yuv_view(cuda, frame, 0, h, w).permute({ 2, 0, 1 }));
+    torch::Tensor uv, m;
 
     if (channels == 1) {            /* the Y plane as the CPU path gives it */
-        input = y.div(max).view({ 1, 1, h, w });
+        input = y.div((1 << cuda->depth) - 1).view({ 1, 1, h, w });
         return 0;
     }
-    th_yuv_chroma_planes(cuda, frame, u, v);
-    u = u.to(torch::kFloat32);
-    v = v.to(torch::kFloat32);
+    uv = th_yuv_chroma(cuda, frame);
     if (cuda->sub) {
         double px, py;
         th_chroma_location(frame, &px, &py);
-        u = th_chroma_up(th_chroma_up(u, 0, h, py), 1, w, px);
-        v = th_chroma_up(th_chroma_up(v, 0, h, py), 1, w, px);
+        uv = th_resample(cuda, TH_UP, uv, h, w, px, py, 0);
     }
-    u = u.sub(128 * scale);
-    v = v.sub(128 * scale);
-    if (m.full) {
-        y = y.div(max);
-        u = u.div(max);
-        v = v.div(max);
-    } else {
-        y = y.sub(16 * scale).div(219 * scale);
-        u = u.div(224 * scale);
-        v = v.div(224 * scale);
-    }
-    input = torch::stack({ y + 2 * (1 - m.kr) * v,
-                           y - (2 * m.kb * (1 - m.kb) / kg) * u - (2 * m.kr * (1 - m.kr) / kg) * v,
-                           y + 2 * (1 - m.kb) * u }).clamp_(0.0, 1.0).unsqueeze(0);
+    m = th_frame_matrix(cuda, frame, 1);
+    input = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), torch::cat({ y, uv }).view({ 3, -1 }))
+                .clamp_(0.0, 1.0).view({ 1, 3, h, w });
     return 0;
 }
 
-/* Write sample values (float, already in range) into plane p. */
-static void th_yuv_store(const THCuda *cuda, AVFrame *frame, int p, int pair,
-                         const torch::Tensor &values)
+/* Write sample values (float, P x h x w) into plane p: P is 2 for UV pairs. */
+static void th_yuv_store(const THCuda *cuda, AVFrame *frame, int p, const torch::Tensor &values)
 {
     const double max = (1 << cuda->depth) - 1;
-    int64_t h = values.size(0), w = values.size(1);
-    int bytes = cuda->depth > 8 ? 2 : 1;
-    int pairs = p && cuda->interleaved ? 2 : 1;
-    auto opts = torch::TensorOptions().device(torch::kCUDA, cuda->device_index);
-    torch::Tensor out = torch::from_blob(frame->data[p], { h, w, pairs },
-                                         { frame->linesize[p] / bytes, pairs, 1 },
-                                         opts.dtype(bytes == 2 ? torch::kInt16 : torch::kUInt8));
-    torch::Tensor q = values.round().clamp(0.0, max).to(torch::kInt32);
+    torch::Tensor out = th_yuv_view(cuda, frame, p, values.size(1), values.size(2));
+    torch::Tensor q = values.round().clamp_(0.0, max).permute({ 1, 2, 0 });
 
-    if (bytes == 2)
-        q = q.bitwise_left_shift(16 - cuda->depth);
-    out.select(2, pair).copy_(q);
+    if (cuda->depth > 8)
+        q = q.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
+    out.copy_(q);
+}
+
+static void th_yuv_store_chroma(const THCuda *cuda, AVFrame *frame, const torch::Tensor &uv)
+{
+    if (cuda->interleaved) {
+        th_yuv_store(cuda, frame, 1, uv);
+    } else {
+        th_yuv_store(cuda, frame, 1, uv.narrow(0, 0, 1));
+        th_yuv_store(cuda, frame, 2, uv.narrow(0, 1, 1));
+    }
 }
 
 static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
                             const AVFrame *in, AVFrame *frame)
 {
     const int64_t h = output.size(2), w = output.size(3);
-    const double scale = 1 << (cuda->depth - 8), max = (1 << cuda->depth) - 1;
-    int64_t ch = -(-h >> cuda->sub), cw = -(-w >> cuda->sub);
-    THYuvMatrix m = th_yuv_matrix(frame);
-    torch::Tensor o = output[0].to(torch::kFloat32).clamp(0.0, 1.0), y, u, v;
-    double kg = 1.0 - m.kr - m.kb;
+    const int64_t ch = -(-h >> cuda->sub), cw = -(-w >> cuda->sub);
+    torch::Tensor o = output[0].to(torch::kFloat32).clamp(0.0, 1.0), yuv, uv, m;
 
     if (o.size(0) == 1) {           /* Y from the model, chroma carried over */
-        th_yuv_store(cuda, frame, 0, 0, o[0] * max);
-        th_yuv_chroma_planes(cuda, in, u, v);
-        if (u.size(0) != ch || u.size(1) != cw) {
-            u = th_chroma_resize(u, ch, cw, cuda->depth);
-            v = th_chroma_resize(v, ch, cw, cuda->depth);
-        }
-        th_yuv_store(cuda, frame, 1, 0, u.to(torch::kFloat32));
-        th_yuv_store(cuda, frame, cuda->interleaved ? 1 : 2, cuda->interleaved ? 1 : 0,
-                     v.to(torch::kFloat32));
+        th_yuv_store(cuda, frame, 0, o * ((1 << cuda->depth) - 1));
+        uv = th_yuv_chroma(cuda, in);
+        if (uv.size(1) != ch || uv.size(2) != cw) /* swscale caps at 32767 / 128 */
+            uv = th_resample(cuda, TH_CUBIC, uv, ch, cw, 0, 0,
+                             (double)(1 << cuda->depth) - 1.0 / 128);
+        th_yuv_store_chroma(cuda, frame, uv);
         return 0;
     }
 
-    y = m.kr * o[0] + kg * o[1] + m.kb * o[2];
-    u = (o[2] - y) / (2 * (1 - m.kb));
-    v = (o[0] - y) / (2 * (1 - m.kr));
+    m = th_frame_matrix(cuda, frame, 0);
+    yuv = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), o.view({ 3, -1 })).view({ 3, h, w });
+    uv = yuv.narrow(0, 1, 2);
     if (cuda->sub) {                /* chroma downsampled by averaging */
         double px, py;
         th_chroma_location(frame, &px, &py);
-        u = th_chroma_down(th_chroma_down(u, 0, ch, py), 1, cw, px);
-        v = th_chroma_down(th_chroma_down(v, 0, ch, py), 1, cw, px);
+        uv = th_resample(cuda, TH_DOWN, uv, ch, cw, px, py, 0);
     }
-    if (m.full) {
-        y = y * max;
-        u = u * max + 128 * scale;
-        v = v * max + 128 * scale;
-    } else {
-        y = y * (219 * scale) + 16 * scale;
-        u = u * (224 * scale) + 128 * scale;
-        v = v * (224 * scale) + 128 * scale;
-    }
-    th_yuv_store(cuda, frame, 0, 0, y);
-    th_yuv_store(cuda, frame, 1, 0, u);
-    th_yuv_store(cuda, frame, cuda->interleaved ? 1 : 2, cuda->interleaved ? 1 : 0, v);
+    th_yuv_store(cuda, frame, 0, yuv.narrow(0, 0, 1));
+    th_yuv_store_chroma(cuda, frame, uv);
     return 0;
 }
 
