@@ -339,7 +339,7 @@ def run_nvdec(s):
 
 def run_host_copies(s):
     """NVDEC -> model -> null moves no frame data to the host: CUPTI counts the
-    device-to-host copies (tools/gpu/cuda_copies.c); hwdownload is the control."""
+    device-to-host copies (tests/dnn/cuda_copies.c); hwdownload is the control."""
     lib = build_copy_counter(s)
     if not lib:
         s.check("nvdec-no-host-copy", False, "(could not build the CUPTI counter)")
@@ -377,7 +377,7 @@ def build_copy_counter(s):
         os.path.isdir(base) else []
     libdirs = [os.path.join(os.path.dirname(i), "lib") for i in inc]
     lib = s.path("cuda_copies.so")
-    src = os.path.join(HERE, "..", "..", "tools", "gpu", "cuda_copies.c")
+    src = os.path.join(HERE, "cuda_copies.c")
     cupti = None
     for d in libdirs:
         for f in sorted(os.listdir(d)):
