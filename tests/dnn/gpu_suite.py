@@ -426,16 +426,20 @@ def run_sanitizer(s):
     if not os.path.exists(cs):
         s.check("cuda-memcheck", False, "(compute-sanitizer not found)")
         return
-    for primary in (False, True):
+    # RGB in both context cases; nv12 with a three-channel model (chroma up
+    # and down, colour matrices) and with a one-channel x2 model (chroma resize)
+    cases = [("ownctx", False, "rgb0", "conv"), ("primary", True, "rgb0", "conv"),
+             ("nv12-conv", False, "nv12", "conv"), ("nv12-sr2y", False, "nv12", "sr2y")]
+    for name, primary, sw, model in cases:
         dev = "cuda=cu:0" + (",primary_ctx=1" if primary else "")
         rc, err = s.ff(["-init_hw_device", dev, "-filter_hw_device", "cu",
                         "-f", "lavfi", "-i", "testsrc2=s=318x238:r=5", "-frames:v", "3",
-                        "-vf", "format=rgb0,hwupload,dnn_processing=dnn_backend=torch:"
-                        "model=%s,hwdownload,format=rgb0" % s.model("conv"),
+                        "-vf", "format=%s,hwupload,dnn_processing=dnn_backend=torch:"
+                        "model=%s,hwdownload,format=%s" % (sw, s.model(model), sw),
                         "-f", "null", "-"], timeout=900,
                        prefix=(cs, "--tool", "memcheck", "--error-exitcode", "99"))
         m = re.search(r"ERROR SUMMARY: (\d+) error", err)
-        s.check("cuda-memcheck-%s" % ("primary" if primary else "ownctx"),
+        s.check("cuda-memcheck-" + name,
                 rc == 0 and m is not None and m.group(1) == "0",
                 "(rc %d, %s)" % (rc, m.group(0) if m else "no summary"))
 
