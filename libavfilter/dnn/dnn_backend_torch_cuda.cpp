@@ -584,7 +584,7 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
     }
 
     m = th_frame_matrix(cuda, frame, 0);
-    yuv = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), o.view({ 3, -1 })).view({ 3, h, w });
+    yuv = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), o.reshape({ 3, -1 })).view({ 3, h, w });
     uv = yuv.narrow(0, 1, 2);
     if (cuda->sub) {                /* chroma downsampled by averaging */
         double px, py;
