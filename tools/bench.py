@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import signal
 import statistics
 import subprocess

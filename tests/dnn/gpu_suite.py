@@ -196,23 +196,24 @@ def compare_yuv(s, name, sw, w, h, a, b, tol=2):
                 worst[0], worst[1], worst[2], fmt.depth, tol * scale))
 
 
-def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, gpu_in=None):
+def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=False):
+    """inp through the CPU path and through the GPU path, compared; decoded:
+    inp gives CUDA frames (NVDEC), else CPU frames that are uploaded."""
     ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
-    rc1, e1 = s.ff(inp + ["-vf", (gpu_in and "hwdownload,format=%s," % sw or "") +
+    rc1, e1 = s.ff(inp + ["-vf", ("hwdownload,format=%s," % sw if decoded else "") +
                           yuv_cpu_chain(s.model(model), sw, spc, rng, loc, channels),
                           "-f", "rawvideo", "-pix_fmt", sw, ref])
-    up = "" if gpu_in else "hwupload,"
-    dev = [] if gpu_in else ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    up = "" if decoded else "hwupload,"
+    dev = [] if decoded else ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
     rc2, e2 = s.ff(dev + inp + ["-vf", "%sdnn_processing=dnn_backend=torch:model=%s,"
                                 "hwdownload,format=%s" % (up, s.model(model), sw),
                                 "-f", "rawvideo", "-pix_fmt", sw, out])
     if rc1 or rc2:
         last = (e2 if rc2 else e1).strip().splitlines()[-1:]
         s.check(tag, False, "(cpu rc %d, gpu rc %d: %s)" % (rc1, rc2, last))
-        return None
-    scale_w, scale_h = (2 * w, 2 * h) if model.startswith("sr2") else (w, h)
-    compare_yuv(s, tag, sw, scale_w, scale_h, ref, out)
-    return out
+        return
+    scale = 2 if model.startswith("sr2") else 1
+    compare_yuv(s, tag, sw, scale * w, scale * h, ref, out)
 
 
 def raw_yuv(s, sw, w, h, spc, rng):
@@ -288,19 +289,15 @@ def run_p010_precision(s):
                 "(max diff %d LSB of 10 bits, <= 1; %d of 4 low-bit patterns)" % (diff, low))
 
 
-def probe_color(s, clip):
-    """colorspace, range and chroma location of a clip's video stream, or None."""
+def probe_chroma_location(s, clip):
+    """The chroma location a clip's frames carry (vf_scale must be told it)."""
     ffprobe = os.path.join(os.path.dirname(os.path.realpath(s.ffmpeg)), "ffprobe")
     p = subprocess.run([ffprobe, "-v", "error", "-select_streams", "v:0", "-show_entries",
-                        "stream=color_space,color_range,chroma_location", "-of",
-                        "default=noprint_wrappers=1", clip], capture_output=True, text=True)
-    info = dict(line.split("=", 1) for line in p.stdout.split() if "=" in line)
-    spc = info.get("color_space")
-    rng = info.get("color_range")
-    loc = info.get("chroma_location")
-    return (spc if spc not in (None, "unknown") else None,
-            rng if rng in ("tv", "pc") else "tv",
-            loc if loc in yuv_ref.LOCATION else "center")
+                        "stream=chroma_location", "-of",
+                        "default=noprint_wrappers=1:nokey=1", clip],
+                       capture_output=True, text=True)
+    loc = p.stdout.strip()
+    return loc if loc in yuv_ref.LOCATION else "center"
 
 
 # NVDEC: clips made here, decoded straight to CUDA frames (nv12)
@@ -326,15 +323,15 @@ def nvdec_clip(s, codec, size, spc, rng):
 def run_nvdec(s):
     for codec, size, spc, rng, nets in NVDEC_CLIPS:
         clip = nvdec_clip(s, codec, size, spc, rng)
-        pspc, prng, ploc = probe_color(s, clip)
-        # the CPU path takes matrix and range from the frames, as the GPU path
-        # does (the MJPEG decoder says BT.601 whatever the container says)
+        loc = probe_chroma_location(s, clip)
         w, h = (int(v) for v in size.split("x"))
         dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
         for model in nets:
-            tag = "nvdec-%s-%s-%s-%s-%s" % (codec, size, pspc or "untagged", prng, model)
-            yuv_pair(s, tag + "-" + ploc, dec, "nv12", w, h, model,
-                     1 if model == "conv1" else 3, None, None, ploc, gpu_in=True)
+            # the CPU path takes matrix and range from the frames, as the GPU
+            # path does (the MJPEG decoder says BT.601 whatever the container says)
+            tag = "nvdec-%s-%s-%s-%s-%s-%s" % (codec, size, spc, rng, model, loc)
+            yuv_pair(s, tag, dec, "nv12", w, h, model, 1 if model == "conv1" else 3,
+                     None, None, loc, decoded=True)
 
 
 def run_host_copies(s):
@@ -371,23 +368,19 @@ def run_host_copies(s):
 
 
 def build_copy_counter(s):
+    """tests/dnn/cuda_copies.c built against the CUPTI of torch's CUDA wheels."""
     base = os.path.join(os.path.dirname(torch.__file__), "..", "nvidia")
-    inc = [os.path.join(base, d, "include") for d in sorted(os.listdir(base))
-           if os.path.exists(os.path.join(base, d, "include", "cupti.h"))] if \
-        os.path.isdir(base) else []
-    libdirs = [os.path.join(os.path.dirname(i), "lib") for i in inc]
-    lib = s.path("cuda_copies.so")
-    src = os.path.join(HERE, "cuda_copies.c")
-    cupti = None
-    for d in libdirs:
-        for f in sorted(os.listdir(d)):
-            if f.startswith("libcupti.so"):
-                cupti = (d, f)
-    if not inc or not cupti:
-        return None
-    cmd = ["cc", "-shared", "-fPIC", "-I" + inc[0], "-I/usr/local/cuda/include", src,
-           "-L" + cupti[0], "-l:" + cupti[1], "-Wl,-rpath," + cupti[0], "-o", lib]
-    return lib if subprocess.run(cmd).returncode == 0 else None
+    for d in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        inc, libdir = os.path.join(base, d, "include"), os.path.join(base, d, "lib")
+        cupti = [f for f in sorted(os.listdir(libdir)) if f.startswith("libcupti.so")] \
+            if os.path.isdir(libdir) else []
+        if os.path.exists(os.path.join(inc, "cupti.h")) and cupti:
+            lib = s.path("cuda_copies.so")
+            cmd = ["cc", "-shared", "-fPIC", "-I" + inc, "-I/usr/local/cuda/include",
+                   os.path.join(HERE, "cuda_copies.c"), "-L" + libdir, "-l:" + cupti[-1],
+                   "-Wl,-rpath," + libdir, "-o", lib]
+            return lib if subprocess.run(cmd).returncode == 0 else None
+    return None
 
 
 def run_memory(s, frames):

@@ -17,7 +17,8 @@ LOCATION = {"left": (0.0, 0.5), "center": (0.5, 0.5), "topleft": (0.0, 0.0),
 F64 = torch.float64
 
 
-def _along(t, dim, values):
+def _along(dim, values):
+    """values (one per sample along dim) shaped to broadcast over a plane."""
     return values if dim else values[:, None]
 
 
@@ -29,7 +30,7 @@ def upsample(c, dim, n, pos):
     m = c.shape[dim]
     src = (torch.arange(n, dtype=F64) + 0.5) * m / n - (pos + 0.5) / 2
     i = src.floor()
-    f = _along(c, dim, src - i)
+    f = _along(dim, src - i)
     return _pick(c, dim, i) * (1 - f) + _pick(c, dim, i + 1) * f
 
 
@@ -41,7 +42,7 @@ def downsample(c, dim, m, pos):
     for d in range(-1, 3):
         k = p.floor() + d
         w = (torch.minimum(p + r / 2, k + 0.5) - torch.maximum(p - r / 2, k - 0.5))
-        out = out + _pick(c, dim, k) * _along(c, dim, w.clamp(min=0) / r)
+        out = out + _pick(c, dim, k) * _along(dim, w.clamp(min=0) / r)
     return out
 
 
