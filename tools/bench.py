@@ -47,12 +47,14 @@ class Scenario:
     builds: tuple = ("ours", "upstream")
     async_: int = 1
     clip: str = ""              # the NVDEC scenario's input
+    precision: str = ""         # the torch option; "" is its default (auto)
 
     @property
     def name(self):
         where = {"cpu": self.device, "nvdec": "NVDEC MPEG-2 -> cuda"}.get(
             self.frames, f"{self.device}, {self.frames} frames")
-        return f"{self.model} {self.width}x{self.height} {where} async={self.async_}"
+        prec = f" {self.precision}" if self.precision else ""
+        return f"{self.model} {self.width}x{self.height} {where}{prec} async={self.async_}"
 
 
 def scenarios(gpu):
@@ -65,6 +67,10 @@ def scenarios(gpu):
                 out.append(Scenario(m, w, h, "cuda", async_=a))
                 # CUDA frames straight into the model: ours only
                 out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), a))
+        # half precision, channels-last: CUDA frames and CPU frames
+        for m, w, h in big[:2]:
+            out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, precision="fp16"))
+            out.append(Scenario(m, w, h, "cuda", builds=("ours",), precision="fp16"))
         # decode to inference: NVDEC's CUDA frames into the model (ours);
         # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
         out.append(Scenario("small", 1920, 1080, "cuda", "nvdec"))
@@ -91,6 +97,8 @@ def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
         opts = f"dnn_backend=torch:model={model}:async={sc.async_}"
         if sc.device != "cpu":
             opts += f":device={sc.device}"
+        if sc.precision:
+            opts += f":precision={sc.precision}"
         chain.append("dnn_processing=" + opts)
     return [ffmpeg, "-hide_banner", "-v", "error", "-nostats",
             "-progress", "pipe:1", "-stats_period", str(PERIOD), *pre, *src,
@@ -216,8 +224,10 @@ def ffmpeg_contender(ffmpeg, sc, model, args, gpu, build):
 
 
 def limit_contender(sc, model, args, gpu):
+    # the model alone in the backend's precision and layout (channels-last on CUDA)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
-           "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2))]
+           "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
+           "dtype=" + (sc.precision or "fp32"), "cl=%d" % (sc.device != "cpu")]
 
     def timed():
         p = subprocess.Popen(cmd + ["hold"], stdin=subprocess.PIPE,

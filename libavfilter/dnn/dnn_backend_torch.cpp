@@ -63,6 +63,9 @@ typedef struct THInferRequest {
     torch::Tensor out_store; ///< grow-only float store for post-processing
     torch::Tensor out_stage; ///< grow-only uint8 store on the device
     torch::Tensor out_host;  ///< grow-only uint8 store, device -> frame
+#if TH_CUDA_FRAMES
+    THCudaStage *cuda_stage; ///< CPU frames, model on CUDA: stream and buffers
+#endif
 } THInferRequest;
 
 typedef struct THModel {
@@ -92,12 +95,16 @@ typedef struct THModel {
     THCuda *cuda;               ///< set when the input link has CUDA frames
 #endif
     int cuda_channels;          ///< model channels for CUDA frames (3 or 1)
+    torch::ScalarType dtype;    ///< what the model runs in (precision)
+    int channels_last;          ///< weights and input in channels-last layout
 } THModel;
 
 #define OFFSET(x) offsetof(THOptions, x)
 #define FLAGS AV_OPT_FLAG_FILTERING_PARAM
 static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS },
+    { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS },
+    { "channels_last", "channels-last weights and input (auto: on CUDA)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS },
     { NULL }
 };
 
@@ -170,6 +177,18 @@ static torch::Tensor th_grow(torch::Tensor &store, int64_t n,
     return store.narrow(0, 0, n);
 }
 
+/* The model's 1 x C x H x W input in store: its dtype, NHWC strides if asked. */
+static torch::Tensor th_input_view(const THModel *th_model, torch::Tensor &store,
+                                   int channels, int height, int width)
+{
+    torch::Tensor t = th_grow(store, (int64_t)channels * height * width,
+                              th_model->dtype, th_device(th_model));
+
+    if (th_model->channels_last)
+        return t.view({ 1, height, width, channels }).permute({ 0, 3, 1, 2 });
+    return t.view({ 1, channels, height, width });
+}
+
 /* Plane 0 of a CPU frame as an H x W x C tensor, without a copy. */
 static torch::Tensor th_frame_view(const AVFrame *frame, int channels)
 {
@@ -223,30 +242,54 @@ static int th_check_output(void *log_ctx, const torch::Tensor &out, int format,
     return 0;
 }
 
+/* x / 255 in the model's dtype, built once per type, thread-safe. */
+template <typename T> struct THLut {
+    T v[256];
+    THLut() { for (int i = 0; i < 256; i++) v[i] = T(i / 255.0f); }
+};
+
 /*
- * 8-bit packed or gray plane <-> planar float, in one pass on the CPU: the
- * model always sees R, G, B; values out of [0, 1] are clamped, then rounded
- * to nearest.
+ * 8-bit packed or gray plane -> the model's input, in one pass on the CPU:
+ * the model always sees R, G, B.  cs and xs are the input's channel and
+ * column strides (planar or channels-last).
  */
-static void th_u8_to_planar(const AVFrame *in, int channels, float *dst)
+template <typename T>
+static void th_u8_to_input(const AVFrame *in, int channels, T *dst, int64_t cs, int64_t xs)
 {
-    static const struct THLut {     /* x / 255, built once, thread-safe */
-        float v[256];
-        THLut() { for (int i = 0; i < 256; i++) v[i] = i / 255.0f; }
-    } lut;
-    const int64_t plane = (int64_t)in->width * in->height;
+    static const THLut<T> lut;
 
     for (int c = 0; c < channels; c++) {
         int off = th_frame_channel(in->format, c);
-        float *d = dst + c * plane;
         for (int y = 0; y < in->height; y++) {
             const uint8_t *row = in->data[0] + (ptrdiff_t)y * in->linesize[0] + off;
+            T *d = dst + c * cs + (int64_t)y * in->width * xs;
             for (int x = 0; x < in->width; x++)
-                d[x] = lut.v[row[x * channels]];
-            d += in->width;
+                d[x * xs] = lut.v[row[x * channels]];
         }
     }
 }
+
+static void th_fill_cpu(const AVFrame *in, int channels, torch::Tensor &input)
+{
+    const int64_t cs = input.stride(1), xs = input.stride(3);
+
+    switch (input.scalar_type()) {
+    case torch::kHalf:
+        th_u8_to_input(in, channels, input.data_ptr<at::Half>(), cs, xs);
+        break;
+    case torch::kBFloat16:
+        th_u8_to_input(in, channels, input.data_ptr<at::BFloat16>(), cs, xs);
+        break;
+    default:
+        th_u8_to_input(in, channels, input.data_ptr<float>(), cs, xs);
+        break;
+    }
+}
+
+/*
+ * Planar float -> 8-bit packed or gray plane: values out of [0, 1] are
+ * clamped (NaN gives 0), then rounded to nearest.
+ */
 
 static void th_planar_to_u8(const float *src, int channels, AVFrame *out)
 {
@@ -267,6 +310,36 @@ static void th_planar_to_u8(const float *src, int channels, AVFrame *out)
     }
 }
 
+/* Byte of model channel c in a pixel of a CPU frame, for each c. */
+static void th_frame_bytes(int format, int channels, int *byte)
+{
+    for (int c = 0; c < channels; c++)
+        byte[c] = th_frame_channel(format, c);
+}
+
+#if TH_CUDA_FRAMES
+/* A CPU frame for a model on CUDA: page-locked, on the request's stream. */
+static int th_fill_cuda_staged(THModel *th_model, THInferRequest *request, int channels)
+{
+    const AVFrame *in = request->task->in_frame;
+    int byte[3], ret;
+
+    if (!request->cuda_stage) {
+        ret = ff_dnn_th_cuda_stage_alloc(&request->cuda_stage, th_model->ctx,
+                                         th_model->device_index);
+        if (ret < 0)
+            return ret;
+    }
+    th_frame_bytes(in->format, channels, byte);
+    return ff_dnn_th_cuda_stage_run(request->cuda_stage, [&]() -> int {
+        request->input = th_input_view(th_model, request->in_store, channels,
+                                       in->height, in->width);
+        return ff_dnn_th_cuda_stage_upload(request->cuda_stage, in, channels, byte,
+                                           request->input);
+    });
+}
+#endif
+
 static int fill_model_input_th(THModel *th_model, THInferRequest *request)
 {
     AVFrame *in = request->task->in_frame;
@@ -281,12 +354,15 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     }
 
     if (device.is_cpu() && in->format != AV_PIX_FMT_GRAYF32) {
-        request->input = th_grow(request->in_store, (int64_t)channels * in->height * in->width,
-                                 torch::kFloat32, device)
-                         .view({ 1, channels, in->height, in->width });
-        th_u8_to_planar(in, channels, request->input.data_ptr<float>());
+        request->input = th_input_view(th_model, request->in_store, channels,
+                                       in->height, in->width);
+        th_fill_cpu(in, channels, request->input);
         return 0;
     }
+#if TH_CUDA_FRAMES
+    if (device.is_cuda())
+        return th_fill_cuda_staged(th_model, request, channels);
+#endif
 
     src = th_frame_view(in, channels);
     if (!device.is_cpu()) {
@@ -296,9 +372,8 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         src = staged;
     }
 
-    request->input = th_grow(request->in_store, (int64_t)channels * in->height * in->width,
-                             torch::kFloat32, device)
-                     .view({ 1, channels, in->height, in->width });
+    request->input = th_input_view(th_model, request->in_store, channels,
+                                   in->height, in->width);
     if (in->format == AV_PIX_FMT_GRAYF32) {
         request->input[0].copy_(src.permute({ 2, 0, 1 }));
         return 0;
@@ -391,6 +466,13 @@ static int infer_completion_callback(THInferRequest *request)
         torch::Tensor dst = th_frame_view(out, channels);
         torch::Tensor f;
 
+#if TH_CUDA_FRAMES
+        if (request->cuda_stage) {
+            int byte[3];
+            th_frame_bytes(out->format, channels, byte);
+            return ff_dnn_th_cuda_stage_download(request->cuda_stage, y, byte, out);
+        }
+#endif
         if (out->format == AV_PIX_FMT_GRAYF32) {
             dst.copy_(y[0].permute({ 1, 2, 0 }));
             return 0;
@@ -434,8 +516,9 @@ static int th_run_cuda(THModel *th_model, THInferRequest *request)
 
     return ff_dnn_th_cuda_run(th_model->cuda, [&]() -> int {
         torch::NoGradGuard no_grad;
+        const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
         int ret = ff_dnn_th_cuda_frame_to_tensor(th_model->cuda, task->in_frame,
-                                                 th_model->cuda_channels,
+                                                 th_model->cuda_channels, spec,
                                                  request->in_store, request->input);
         if (!ret)
             ret = th_start_inference(request);
@@ -464,6 +547,11 @@ static int th_run_request(THModel *th_model, THInferRequest *request)
 #if TH_CUDA_FRAMES
     if (th_is_cuda_frame(request->task->in_frame))
         return th_run_cuda(th_model, request);
+    if (request->cuda_stage)
+        return ff_dnn_th_cuda_stage_run(request->cuda_stage, [&]() -> int {
+            int err = th_start_inference(request);
+            return err < 0 ? err : infer_completion_callback(request);
+        });
 #endif
     ret = th_start_inference(request);
     if (!ret)
@@ -567,6 +655,86 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     return ret;
 }
 
+static const struct {
+    const char *name;
+    torch::ScalarType type;
+} th_precisions[] = {
+    { "fp32", torch::kFloat32 },
+    { "fp16", torch::kHalf },
+    { "bf16", torch::kBFloat16 },
+};
+
+static const char *th_dtype_name(torch::ScalarType type)
+{
+    for (size_t i = 0; i < FF_ARRAY_ELEMS(th_precisions); i++)
+        if (th_precisions[i].type == type)
+            return th_precisions[i].name;
+    return c10::toString(type);
+}
+
+/* The dtype of the model's first floating-point weight; float32 if none. */
+static torch::ScalarType th_weights_dtype(torch::jit::Module *module)
+{
+    for (const torch::Tensor &p : module->parameters())
+        if (at::isFloatingType(p.scalar_type()))
+            return p.scalar_type();
+    for (const torch::Tensor &b : module->buffers())
+        if (at::isFloatingType(b.scalar_type()))
+            return b.scalar_type();
+    return torch::kFloat32;
+}
+
+/* Pick the dtype the model runs in (precision) and cast it once. */
+static int th_setup_precision(DnnContext *ctx, THModel *th_model)
+{
+    const char *name = ctx->torch_option.precision ? ctx->torch_option.precision : "auto";
+    torch::ScalarType weights = th_weights_dtype(th_model->jit_model);
+
+    th_model->dtype = weights;
+    if (strcmp(name, "auto")) {
+        size_t i;
+        for (i = 0; i < FF_ARRAY_ELEMS(th_precisions); i++)
+            if (!strcmp(name, th_precisions[i].name))
+                break;
+        if (i == FF_ARRAY_ELEMS(th_precisions)) {
+            av_log(ctx, AV_LOG_ERROR, "precision '%s' is not one of auto, fp32, "
+                   "fp16, bf16\n", name);
+            return AVERROR(EINVAL);
+        }
+        th_model->dtype = th_precisions[i].type;
+    }
+    if (th_model->dtype != torch::kFloat32 && th_model->dtype != torch::kHalf &&
+        th_model->dtype != torch::kBFloat16) {
+        av_log(ctx, AV_LOG_ERROR, "the model's weights are %s; use precision=fp32, "
+               "fp16 or bf16\n", c10::toString(th_model->dtype));
+        return AVERROR(EINVAL);
+    }
+    if (th_model->dtype != weights)
+        th_model->jit_model->to(th_model->dtype);
+    if (th_model->dtype != torch::kFloat32 && th_model->device_type == c10::DeviceType::CPU)
+        av_log(ctx, AV_LOG_WARNING, "the model runs in %s on the CPU: correct, but "
+               "often several times slower than in fp32 (precision=fp32)\n",
+               th_dtype_name(th_model->dtype));
+    return 0;
+}
+
+/*
+ * Once the model is on its final device: channels-last weights (auto: on
+ * CUDA), so that the input's NHWC strides reach the convolutions as they are.
+ */
+static void th_layout_model(THModel *th_model)
+{
+    int want = th_model->ctx->torch_option.channels_last;
+
+    th_model->channels_last = want < 0 ? th_model->device_type == c10::DeviceType::CUDA : want;
+    if (!th_model->channels_last)
+        return;
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor p : th_model->jit_model->parameters())
+        if (p.dim() == 4)
+            p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
 /*
  * CUDA frames on the input link: the model moves to the frames' device,
  * which an explicit device option must name.
@@ -598,6 +766,11 @@ static int th_setup_cuda(THModel *th_model)
     th_model->device_type   = c10::DeviceType::CUDA;
     th_model->device_index  = index;
     th_model->cuda_channels = 3;
+    try {
+        th_layout_model(th_model);
+    } catch (const std::exception &e) {
+        return th_error(ctx, "could not make the weights channels-last", e);
+    }
     return 0;
 #else
     av_log(ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built with "
@@ -628,9 +801,9 @@ static int get_input_th(DNNModel *model, DNNData *input, const char *input_name)
 static torch::Tensor th_probe(THModel *th_model, int channels, int width, int height)
 {
     torch::NoGradGuard no_grad;
+    torch::Tensor store;
     std::vector<torch::jit::IValue> inputs{
-        torch::zeros({ 1, channels, height, width },
-                     torch::TensorOptions().device(th_device(th_model))) };
+        th_input_view(th_model, store, channels, height, width).zero_() };
     torch::jit::IValue result = th_model->jit_model->forward(inputs);
 
     if (!result.isTensor())
@@ -741,8 +914,12 @@ static int th_parse_device(DnnContext *ctx, THModel *th_model)
 
 static void th_free_requests(THModel *th_model)
 {
-    for (int i = 0; i < th_model->nb_requests; i++)
+    for (int i = 0; i < th_model->nb_requests; i++) {
+#if TH_CUDA_FRAMES
+        ff_dnn_th_cuda_stage_free(&th_model->requests[i]->cuda_stage);
+#endif
         delete th_model->requests[i];
+    }
     av_freep(&th_model->requests);
     th_model->nb_requests = 0;
 }
@@ -794,6 +971,7 @@ static void dnn_free_model_th(DNNModel **model)
 static int th_load_module(DnnContext *ctx, THModel *th_model)
 {
     FILE *f = fopen(ctx->model_filename, "rb");
+    int ret;
 
     if (!f) {
         int err = errno;
@@ -808,13 +986,16 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
             torch::jit::load(ctx->model_filename, th_device(th_model)));
         th_model->jit_model->eval();
         torch::jit::setGraphExecutorOptimize(!!ctx->torch_option.optimize);
+        ret = th_setup_precision(ctx, th_model);
+        if (ret >= 0)
+            th_layout_model(th_model);
     } catch (const std::exception &e) {
         char what[256];
         snprintf(what, sizeof(what), "could not load TorchScript model '%s'",
                  ctx->model_filename);
         return th_error(ctx, what, e);
     }
-    return 0;
+    return ret;
 }
 
 static int th_init_requests(DnnContext *ctx, THModel *th_model)
@@ -887,8 +1068,9 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
         th_init_requests(ctx, th_model) < 0)
         goto fail;
 
-    av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s, %s, %d request%s\n",
+    av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s, %s, %d request%s\n",
            ctx->model_filename, th_device(th_model).str().c_str(),
+           th_dtype_name(th_model->dtype), th_model->channels_last ? ", channels-last" : "",
            ctx->async ? "async" : "sync", ctx->nireq, ctx->nireq == 1 ? "" : "s");
     return model;
 

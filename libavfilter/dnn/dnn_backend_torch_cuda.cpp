@@ -36,6 +36,7 @@
 
 extern "C" {
 #include "libavutil/hwcontext.h"
+#include "libavutil/imgutils.h"
 #include "libavutil/mem.h"
 #include "libavutil/pixdesc.h"
 #include "../filters.h"
@@ -267,12 +268,6 @@ static torch::Tensor th_cuda_view(const THCuda *cuda, const AVFrame *frame)
                             { frame->linesize[0], cuda->bpp, 1 },
                             torch::TensorOptions().dtype(torch::kUInt8)
                                 .device(torch::kCUDA, cuda->device_index));
-}
-
-/* R, G, B of a pixel in increasing byte order: one strided view does it. */
-static bool th_cuda_rgb_order(const THCuda *cuda)
-{
-    return cuda->rgb[1] == cuda->rgb[0] + 1 && cuda->rgb[2] == cuda->rgb[0] + 2;
 }
 
 int ff_dnn_th_cuda_is_yuv(const THCuda *cuda)
@@ -521,15 +516,20 @@ static torch::Tensor th_yuv_chroma(const THCuda *cuda, const AVFrame *frame)
                                    .permute({ 2, 0, 1 }));
 }
 
+/*
+ * YUV to the model's RGB input: one addmm, computed in float32, written
+ * pixel-major (NHWC strides) for a channels-last model, then cast once to
+ * the model's dtype (strides kept).
+ */
 static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
-                            torch::Tensor &input)
+                            const THInputSpec &spec, torch::Tensor &input)
 {
     const int64_t h = frame->height, w = frame->width;
     torch::Tensor y = th_yuv_values(cuda, th_yuv_view(cuda, frame, 0, h, w).permute({ 2, 0, 1 }));
-    torch::Tensor uv, m;
+    torch::Tensor uv, m, x;
 
     if (channels == 1) {            /* the Y plane as the CPU path gives it */
-        input = y.div((1 << cuda->depth) - 1).view({ 1, 1, h, w });
+        input = y.div((1 << cuda->depth) - 1).view({ 1, 1, h, w }).to(spec.dtype);
         return 0;
     }
     uv = th_yuv_chroma(cuda, frame);
@@ -539,8 +539,14 @@ static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
         uv = th_resample(cuda, TH_UP, uv, h, w, px, py, 0);
     }
     m = th_frame_matrix(cuda, frame, 1);
-    input = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), torch::cat({ y, uv }).view({ 3, -1 }))
-                .clamp_(0.0, 1.0).view({ 1, 3, h, w });
+    x = torch::cat({ y, uv }).view({ 3, -1 });
+    if (spec.channels_last)
+        input = at::addmm(m.narrow(1, 3, 1).t(), x.t(), m.narrow(1, 0, 3).t())
+                    .clamp_(0.0, 1.0).view({ 1, h, w, 3 }).permute({ 0, 3, 1, 2 });
+    else
+        input = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), x)
+                    .clamp_(0.0, 1.0).view({ 1, 3, h, w });
+    input = input.to(spec.dtype);
     return 0;
 }
 
@@ -598,60 +604,205 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
 
 /* ---- packed RGB frames ---- */
 
-static void th_rgb_to_tensor(THCuda *cuda, const AVFrame *frame,
+/*
+ * H x W x C uint8 (any strides) / 255 into input (1 x C x H x W, in the
+ * model's dtype and layout), one kernel per channel run in byte order;
+ * byte[c] is the byte of model channel c.
+ */
+static void th_bytes_to_input(const torch::Tensor &src, const int *byte, int channels,
+                              const torch::Tensor &k255, torch::Tensor &input)
+{
+    bool in_order = true;
+
+    for (int c = 1; c < channels; c++)
+        in_order &= byte[c] == byte[0] + c;
+    if (in_order) {
+        torch::Tensor planes = input[0];
+        at::div_out(planes, src.narrow(2, byte[0], channels).permute({ 2, 0, 1 }), k255);
+        return;
+    }
+    for (int c = 0; c < channels; c++) {
+        torch::Tensor plane = input[0][c];
+        at::div_out(plane, src.select(2, byte[c]), k255);
+    }
+}
+
+/* A 1 x C x H x W input in store, of the spec's dtype and layout. */
+static torch::Tensor th_cuda_input(torch::Tensor &store, int device_index,
+                                   const THInputSpec &spec, int64_t c, int64_t h, int64_t w)
+{
+    if (!store.defined() || store.numel() < c * h * w || !store.is_cuda() ||
+        store.scalar_type() != spec.dtype)
+        store = torch::empty({ c * h * w }, torch::TensorOptions().dtype(spec.dtype)
+                             .device(torch::kCUDA, device_index));
+    if (spec.channels_last)
+        return store.narrow(0, 0, c * h * w).view({ 1, h, w, c }).permute({ 0, 3, 1, 2 });
+    return store.narrow(0, 0, c * h * w).view({ 1, c, h, w });
+}
+
+static void th_rgb_to_tensor(THCuda *cuda, const AVFrame *frame, const THInputSpec &spec,
                              torch::Tensor &store, torch::Tensor &input)
 {
-    const int64_t h = frame->height, w = frame->width;
-    torch::Tensor src = th_cuda_view(cuda, frame);
+    input = th_cuda_input(store, cuda->device_index, spec, 3, frame->height, frame->width);
+    th_bytes_to_input(th_cuda_view(cuda, frame), cuda->rgb, 3, *cuda->k255, input);
+}
 
-    if (!store.defined() || store.numel() < 3 * h * w || !store.is_cuda())
-        store = torch::empty({ 3 * h * w }, torch::TensorOptions()
-                             .device(torch::kCUDA, cuda->device_index));
-    input = store.narrow(0, 0, 3 * h * w).view({ 1, 3, h, w });
-    /* one kernel: strided uint8 in, float out */
-    if (th_cuda_rgb_order(cuda)) {
-        torch::Tensor planes = input[0];
-        at::div_out(planes, src.narrow(2, cuda->rgb[0], 3).permute({ 2, 0, 1 }),
-                    *cuda->k255);
-    } else {
-        for (int c = 0; c < 3; c++) {
-            torch::Tensor plane = input[0][c];
-            at::div_out(plane, src.select(2, cuda->rgb[c]), *cuda->k255);
-        }
+/*
+ * A C x H x W model output (any float dtype and layout) to 8 bits into dst
+ * (H x W x bytes, any strides), model channel c into byte[c]:
+ * round(clamp(y, 0, 1) * 255) in one kernel, as quantization with scale
+ * 1/255 rounds to nearest and saturates (NaN gives 0, as the GPU converts
+ * it), then one copy per run of channels in byte order.
+ */
+static void th_output_to_bytes(torch::Tensor y, const int *byte, int channels, torch::Tensor dst)
+{
+    torch::Tensor u8;
+    bool in_order = true;
+
+    if (y.scalar_type() != torch::kFloat32)
+        y = y.to(torch::kFloat32);
+    u8 = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8).int_repr();
+    for (int c = 1; c < channels; c++)
+        in_order &= byte[c] == byte[0] + c;
+    if (in_order) {
+        dst.narrow(2, byte[0], channels).copy_(u8.permute({ 1, 2, 0 }));
+        return;
     }
+    for (int c = 0; c < channels; c++)
+        dst.select(2, byte[c]).copy_(u8[c]);
 }
 
 static void th_tensor_to_rgb(THCuda *cuda, const torch::Tensor &output, AVFrame *frame)
 {
     torch::Tensor dst = th_cuda_view(cuda, frame);
-    torch::Tensor y = output[0], u8;
 
-    /*
-     * round(clamp(y, 0, 1) * 255) in one kernel: quantization to 8 bits
-     * with scale 1/255 rounds to nearest and saturates.
-     */
-    if (y.scalar_type() != torch::kFloat32)
-        y = y.to(torch::kFloat32);
-    u8 = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8).int_repr();
-    if (th_cuda_rgb_order(cuda)) {
-        dst.narrow(2, cuda->rgb[0], 3).copy_(u8.permute({ 1, 2, 0 }));
-    } else {
-        for (int c = 0; c < 3; c++)
-            dst.select(2, cuda->rgb[c]).copy_(u8[c]);
-    }
+    th_output_to_bytes(output[0], cuda->rgb, 3, dst);
     if (cuda->pad >= 0)
         dst.select(2, cuda->pad).fill_(255);
+}
+
+/* ---- CPU frames, model on a CUDA device ---- */
+
+struct THCudaStage {
+    void *log_ctx;
+    c10::cuda::CUDAStream *stream;  ///< the request's own stream
+    torch::Tensor *host_in, *host_out;  ///< grow-only page-locked bytes
+    torch::Tensor *dev_in, *dev_out;    ///< grow-only device bytes
+    torch::Tensor *k255;
+};
+
+int ff_dnn_th_cuda_stage_alloc(THCudaStage **pstage, void *log_ctx, int device_index)
+{
+    THCudaStage *st = (THCudaStage *)av_mallocz(sizeof(*st));
+
+    if (!st)
+        return AVERROR(ENOMEM);
+    *pstage = st;
+    st->log_ctx = log_ctx;
+    try {
+        st->stream = new c10::cuda::CUDAStream(
+            c10::cuda::getStreamFromPool(false, (c10::DeviceIndex)device_index));
+        st->host_in  = new torch::Tensor();
+        st->host_out = new torch::Tensor();
+        st->dev_in   = new torch::Tensor();
+        st->dev_out  = new torch::Tensor();
+        st->k255     = new torch::Tensor(torch::scalar_tensor(255.0));
+    } catch (const std::exception &e) {
+        av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
+               device_index, e.what());
+        return AVERROR_EXTERNAL;
+    }
+    return 0;
+}
+
+void ff_dnn_th_cuda_stage_free(THCudaStage **pstage)
+{
+    THCudaStage *st = *pstage;
+
+    if (!st)
+        return;
+    delete st->stream;
+    delete st->host_in;
+    delete st->host_out;
+    delete st->dev_in;
+    delete st->dev_out;
+    delete st->k255;
+    av_freep(pstage);
+}
+
+int ff_dnn_th_cuda_stage_run(THCudaStage *st, const std::function<int()> &work)
+{
+    try {
+        THStreamScope scope(*st->stream);
+        return work();
+    } catch (const std::exception &e) {
+        const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
+        av_log(st->log_ctx, AV_LOG_ERROR, "model on the GPU failed: %s\n",
+               ce ? ce->what_without_backtrace() : e.what());
+        return AVERROR_EXTERNAL;
+    }
+}
+
+/* n bytes of a grow-only store, page-locked on the host or on the device. */
+static torch::Tensor th_stage_bytes(torch::Tensor &store, int64_t n, const torch::Device &dev)
+{
+    if (!store.defined() || store.numel() < n)
+        store = torch::empty({ n }, torch::TensorOptions().dtype(torch::kUInt8).device(dev)
+                             .pinned_memory(dev.is_cpu()));
+    return store.narrow(0, 0, n);
+}
+
+int ff_dnn_th_cuda_stage_upload(THCudaStage *st, const AVFrame *in, int channels,
+                                const int *byte, torch::Tensor &input)
+{
+    const int f32 = in->format == AV_PIX_FMT_GRAYF32;
+    const int64_t row = (int64_t)in->width * channels * (f32 ? 4 : 1);
+    torch::Tensor host = th_stage_bytes(*st->host_in, row * in->height, torch::kCPU);
+    torch::Tensor dev  = th_stage_bytes(*st->dev_in, row * in->height, input.device());
+
+    av_image_copy_plane(host.data_ptr<uint8_t>(), row, in->data[0], in->linesize[0],
+                        row, in->height);
+    dev.copy_(host, true);          /* on the request's stream */
+    if (f32) {
+        torch::Tensor planes = input[0];
+        planes.copy_(dev.view(torch::kFloat32).view({ 1, in->height, in->width }));
+        return 0;
+    }
+    th_bytes_to_input(dev.view({ in->height, in->width, channels }), byte, channels,
+                      *st->k255, input);
+    return 0;
+}
+
+int ff_dnn_th_cuda_stage_download(THCudaStage *st, const torch::Tensor &output,
+                                  const int *byte, AVFrame *out)
+{
+    const int f32 = out->format == AV_PIX_FMT_GRAYF32;
+    const int channels = (int)output.size(1);
+    const int64_t h = output.size(2), w = output.size(3), row = w * channels * (f32 ? 4 : 1);
+    torch::Tensor dev  = th_stage_bytes(*st->dev_out, row * h, output.device());
+    torch::Tensor host = th_stage_bytes(*st->host_out, row * h, torch::kCPU);
+
+    if (f32)
+        dev.view(torch::kFloat32).view({ 1, h, w }).copy_(output[0]);
+    else
+        th_output_to_bytes(output[0], byte, channels, dev.view({ h, w, channels }));
+    host.copy_(dev, true);
+    st->stream->synchronize();
+    av_image_copy_plane(out->data[0], out->linesize[0], host.data_ptr<uint8_t>(), row,
+                        row, (int)h);
+    return 0;
 }
 
 /* ---- entry points ---- */
 
 int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
-                                   torch::Tensor &store, torch::Tensor &input)
+                                   const THInputSpec &spec, torch::Tensor &store,
+                                   torch::Tensor &input)
 {
     try {
         if (cuda->yuv)
-            return th_yuv_to_tensor(cuda, frame, channels, input);
-        th_rgb_to_tensor(cuda, frame, store, input);
+            return th_yuv_to_tensor(cuda, frame, channels, spec, input);
+        th_rgb_to_tensor(cuda, frame, spec, store, input);
     } catch (const std::exception &e) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n", e.what());
         return AVERROR_EXTERNAL;

@@ -37,6 +37,13 @@ extern "C" {
 }
 
 typedef struct THCuda THCuda;
+typedef struct THCudaStage THCudaStage;
+
+/** The model's input: its dtype, and NHWC strides for a channels-last model. */
+struct THInputSpec {
+    torch::ScalarType dtype;
+    bool channels_last;
+};
 
 /**
  * Prepare zero-copy processing of the CUDA frames of a link.
@@ -65,12 +72,13 @@ int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work);
 int ff_dnn_th_cuda_is_yuv(const THCuda *cuda);
 
 /**
- * Map a CUDA frame as a 1xCxHxW float tensor in [0, 1]: packed RGB into
- * store, YUV converted to RGB with the frame's colour matrix and range
- * (C=3) or its Y plane (C=1).
+ * Map a CUDA frame as a 1xCxHxW tensor in [0, 1] of the spec's dtype and
+ * layout: packed RGB into store, YUV converted to RGB with the frame's
+ * colour matrix and range (C=3) or its Y plane (C=1).
  */
 int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
-                                   torch::Tensor &store, torch::Tensor &input);
+                                   const THInputSpec &spec, torch::Tensor &store,
+                                   torch::Tensor &input);
 
 /**
  * Write a 1xCxHxW model output into a CUDA frame, device to device; for a
@@ -78,5 +86,31 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
  */
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
                                    const AVFrame *in, AVFrame *frame);
+
+/*
+ * CPU frames for a model on a CUDA device, one stage per request: its own
+ * stream, grow-only page-locked host buffers and device buffers, so that
+ * the upload of one request overlaps the model on another.
+ */
+int ff_dnn_th_cuda_stage_alloc(THCudaStage **stage, void *log_ctx, int device_index);
+void ff_dnn_th_cuda_stage_free(THCudaStage **stage);
+
+/** Run work() with the stage's stream current; exceptions become AVERRORs. */
+int ff_dnn_th_cuda_stage_run(THCudaStage *stage, const std::function<int()> &work);
+
+/**
+ * Copy plane 0 of a CPU frame (packed bytes, gray or grayf32) to the device
+ * asynchronously and convert it into input (its dtype and strides kept);
+ * byte[c] is the byte of model channel c in a pixel.
+ */
+int ff_dnn_th_cuda_stage_upload(THCudaStage *stage, const AVFrame *in, int channels,
+                                const int *byte, torch::Tensor &input);
+
+/**
+ * Convert a 1xCxHxW model output to the frame's bytes on the device, copy
+ * them to the host and, once the stream has done so, into plane 0 of out.
+ */
+int ff_dnn_th_cuda_stage_download(THCudaStage *stage, const torch::Tensor &output,
+                                  const int *byte, AVFrame *out);
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H */

@@ -38,7 +38,7 @@ class Suite:
         self.passed = 0
         self.failed = 0
         os.makedirs(self.dir, exist_ok=True)
-        for name in ("conv", "sr2", "small", "conv1", "sr2y"):
+        for name in ("conv", "sr2", "small", "conv1", "sr2y", "conv_w_half", "nan_inf"):
             path = self.model(name)
             if not os.path.exists(path):
                 models.build(name).save(path)
@@ -80,8 +80,20 @@ class Suite:
                            "-f", "rawvideo", "-pix_fmt", "rgb24", out])
         return out if rc == 0 else None
 
+    def cpu_frames(self, model, pix, w, h, extra=""):
+        """CPU frames of pix through the model (device= in extra), as rgb24."""
+        out = self.path("cpuf-%s-%s-%dx%d-%s.rgb" % (model, pix, w, h,
+                                                     re.sub(r"\W", "_", extra)))
+        rc, err = self.ff(["-v", "verbose", "-f", "rawvideo", "-pix_fmt", "rgb24",
+                           "-s", "%dx%d" % (w, h), "-i", self.source(w, h), "-vf",
+                           "format=%s,dnn_processing=dnn_backend=torch:model=%s%s"
+                           % (pix, self.model(model), extra),
+                           "-f", "rawvideo", "-pix_fmt", "rgb24", out])
+        return (out if rc == 0 else None), rc, err
+
     def cuda_path(self, model, sw, w, h, primary=False, extra=""):
-        out = self.path("gpu-%s-%s-%dx%d-%d.rgb" % (model, sw, w, h, primary))
+        out = self.path("gpu-%s-%s-%dx%d-%d-%s.rgb" % (model, sw, w, h, primary,
+                                                       re.sub(r"\W", "_", extra)))
         dev = "cuda=cu:0" + (",primary_ctx=1" if primary else "")
         rc, err = self.ff(["-v", "verbose", "-init_hw_device", dev, "-filter_hw_device", "cu",
                            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h),
@@ -138,6 +150,82 @@ def run_sizes_and_contexts(s):
     for async_ in (0, 1):
         out, rc, err = s.cuda_path("conv", "bgr0", 96, 64, False, ":async=%d:nireq=3" % async_)
         s.compare("cuda-async%d-nireq3" % async_, s.cpu_path("conv", 96, 64), out, 1)
+
+
+# precision and channels_last: fp16 within 2 LSB of 8 bits of the fp32 CPU
+# path on the conv test model, bf16 within 4; channels_last 0 and 1 within 1
+PRECISIONS = [("fp16", 2), ("bf16", 4)]
+
+
+def run_precision(s):
+    w, h = 318, 238
+    ref = s.cpu_path("conv", w, h)
+    for prec, tol in PRECISIONS:
+        for sw in ("rgb0", "bgra"):
+            out, rc, err = s.cuda_path("conv", sw, w, h, extra=":precision=" + prec)
+            s.compare("prec-%s-cuda-%s" % (prec, sw), ref, out, tol)
+        for pix in ("rgb24", "bgr24"):
+            out, rc, err = s.cpu_frames("conv", pix, w, h, ":device=cuda:precision=" + prec)
+            s.compare("prec-%s-cpuframes-%s-device-cuda" % (prec, pix), ref, out, tol)
+        for sw in ("nv12", "p010le"):
+            precision_yuv(s, sw, prec, tol)
+    for cl in (0, 1):
+        out, rc, err = s.cuda_path("conv", "rgb0", w, h, extra=":precision=fp16:channels_last=%d" % cl)
+        s.check("prec-fp16-channels-last-%d-log" % cl,
+                ("channels-last" in err) == bool(cl), "(verbose log)")
+        s.compare("prec-fp16-channels-last-%d" % cl, s.cuda_path(
+            "conv", "rgb0", w, h, extra=":precision=fp16")[0], out, 1)
+    out, rc, err = s.cuda_path("conv_w_half", "rgb0", w, h)
+    s.check("prec-half-model-auto-log", "in fp16" in err, "(verbose log: runs in fp16)")
+    s.compare("prec-half-model-auto", ref, out, 2)
+    for async_, nireq in ((0, 1), (1, 1), (1, 3)):
+        opt = ":precision=fp16:async=%d:nireq=%d" % (async_, nireq)
+        s.compare("prec-fp16-cuda-async%d-nireq%d" % (async_, nireq), ref,
+                  s.cuda_path("conv", "rgb0", w, h, extra=opt)[0], 2)
+        s.compare("prec-fp16-cpuframes-async%d-nireq%d" % (async_, nireq), ref,
+                  s.cpu_frames("conv", "rgb24", w, h, ":device=cuda" + opt)[0], 2)
+    run_staged(s)
+    run_overflow(s)
+
+
+def precision_yuv(s, sw, prec, tol):
+    """YUV CUDA frames: the same conversions in fp32 and in prec, compared."""
+    w, h, spc, rng = 318, 238, "bt709", "tv"
+    raw = raw_yuv(s, sw, w, h, spc, rng)
+    outs = []
+    for p in ("fp32", prec):
+        out = s.path("prec-yuv-%s-%s.out" % (sw, p))
+        rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+                        "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
+                        "-colorspace", spc, "-color_range", rng, "-i", raw, "-vf",
+                        "hwupload,dnn_processing=dnn_backend=torch:model=%s:precision=%s,"
+                        "hwdownload,format=%s" % (s.model("conv"), p, sw),
+                        "-f", "rawvideo", "-pix_fmt", sw, out])
+        outs.append(out if rc == 0 else None)
+    compare_yuv(s, "prec-%s-cuda-%s-vs-fp32" % (prec, sw), sw, w, h, outs[0], outs[1], tol)
+
+
+def run_staged(s):
+    """CPU frames, model on CUDA (page-locked staging, a stream per request):
+    every format of the CPU path and an x2 model, against the CPU path."""
+    for model, pix, w, h in (("conv", "rgb24", 318, 238), ("conv", "bgr24", 317, 237),
+                             ("conv1", "gray8", 317, 237), ("conv1", "yuv420p", 318, 238),
+                             ("sr2", "rgb24", 160, 90), ("sr2y", "gray8", 160, 90)):
+        ref = s.cpu_frames(model, pix, w, h)[0]
+        out = s.cpu_frames(model, pix, w, h, ":device=cuda:nireq=3")[0]
+        s.compare("staged-%s-%s-%dx%d" % (model, pix, w, h), ref, out, 1)
+
+
+def run_overflow(s):
+    """A model whose fp16 output overflows (inf, inf - inf = NaN): inf clamps
+    to 255 and NaN is written 0, as fp32 gives for the same frames."""
+    w, h = 96, 64
+    ref = s.cpu_frames("nan_inf", "rgb24", w, h)[0]
+    for name, out in (
+            ("cuda-rgb0", s.cuda_path("nan_inf", "rgb0", w, h, extra=":precision=fp16")[0]),
+            ("cpuframes", s.cpu_frames("nan_inf", "rgb24", w, h,
+                                       ":device=cuda:precision=fp16")[0])):
+        s.compare("prec-fp16-overflow-" + name, ref, out, 2)
 
 
 def run_errors(s):
@@ -422,13 +510,16 @@ def run_sanitizer(s):
     # RGB in both context cases; nv12 with a three-channel model (chroma up
     # and down, colour matrices) and with a one-channel x2 model (chroma resize)
     cases = [("ownctx", False, "rgb0", "conv"), ("primary", True, "rgb0", "conv"),
-             ("nv12-conv", False, "nv12", "conv"), ("nv12-sr2y", False, "nv12", "sr2y")]
+             ("nv12-conv", False, "nv12", "conv"), ("nv12-sr2y", False, "nv12", "sr2y"),
+             ("fp16", False, "rgb0", "conv:precision=fp16"),
+             ("fp16-nv12", False, "nv12", "conv:precision=fp16")]
     for name, primary, sw, model in cases:
         dev = "cuda=cu:0" + (",primary_ctx=1" if primary else "")
         rc, err = s.ff(["-init_hw_device", dev, "-filter_hw_device", "cu",
                         "-f", "lavfi", "-i", "testsrc2=s=318x238:r=5", "-frames:v", "3",
                         "-vf", "format=%s,hwupload,dnn_processing=dnn_backend=torch:"
-                        "model=%s,hwdownload,format=%s" % (sw, s.model(model), sw),
+                        "model=%s,hwdownload,format=%s" % (sw, s.model(model.split(":")[0])
+                                                           + model[len(model.split(":")[0]):], sw),
                         "-f", "null", "-"], timeout=900,
                        prefix=(cs, "--tool", "memcheck", "--error-exitcode", "99"))
         m = re.search(r"ERROR SUMMARY: (\d+) error", err)
@@ -444,7 +535,7 @@ def main():
     ap.add_argument("--prior")
     ap.add_argument("--frames", type=int, default=30000)
     ap.add_argument("--no-sanitizer", action="store_true")
-    ap.add_argument("--groups", default="rgb,yuv,copies,memory,sanitizer",
+    ap.add_argument("--groups", default="rgb,precision,yuv,copies,memory,sanitizer",
                     help="which groups of tests to run (default: all)")
     args = ap.parse_args()
     groups = args.groups.split(",")
@@ -454,6 +545,8 @@ def main():
         run_formats(s)
         run_sizes_and_contexts(s)
         run_errors(s)
+    if "precision" in groups:
+        run_precision(s)
     if "yuv" in groups:
         run_yuv(s)
     if "copies" in groups:

@@ -93,6 +93,16 @@ class Overshoot(nn.Module):
         return 2.0 * x - 0.5
 
 
+class NanInf(nn.Module):
+    """R: x * 1e5, G: x * 1e5 - x * 1e5, B: x.  In float16 the first overflows
+    to inf and the second gives NaN where x > 0.66; in float32 they stay finite
+    (R clamps to 1, G is 0)."""
+
+    def forward(self, x):
+        g = x[:, 1:2] * 1e5
+        return torch.cat([x[:, 0:1] * 1e5, g - g, x[:, 2:3]], 1)
+
+
 class RaiseLate(nn.Module):
     """Passes the all-zero probe at configuration, raises on real frames."""
 
@@ -136,8 +146,14 @@ def build(name):
         m = Cast(torch.float16)
     elif name == "conv_bf16":
         m = Cast(torch.bfloat16)
+    elif name == "conv_w_half":     # weights saved in half precision
+        m = Conv().half()
+    elif name == "conv_w_bf16":
+        m = Conv().to(torch.bfloat16)
     elif name == "overshoot":
         m = Overshoot()
+    elif name == "nan_inf":
+        m = NanInf()
     elif name == "raise_late":
         m = RaiseLate()
     elif name == "out3d":
@@ -150,7 +166,8 @@ def build(name):
 
 
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
-         "conv_half", "conv_bf16", "overshoot", "raise_late", "out3d", "out1ch"]
+         "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
+         "nan_inf", "raise_late", "out3d", "out1ch"]
 
 
 def main():

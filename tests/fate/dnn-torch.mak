@@ -19,14 +19,15 @@ $(DNNT)/models.stamp: $(SRC_PATH)/tests/dnn/models.py
 # Oracle test: raw frames of testsrc2 through the model, against PyTorch.
 # The frames are cut from a 96x64 testsrc2 in RGB, so that odd sizes stay odd.
 # $(1) test name, $(2) model, $(3) pixfmt, $(4) width, $(5) height (at most
-# 96x64), $(6) extra filter options, $(7) tiny_psnr unit, $(8) allowed MAXDIFF
+# 96x64), $(6) extra filter options, $(7) tiny_psnr unit, $(8) allowed MAXDIFF,
+# $(9) the dtype the oracle casts the model to (default: its weights')
 define DNNT_ORACLE
 $(DNNT)/$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
 	@mkdir -p $(DNNT)
 	$(DNNT_FF) -f lavfi -i testsrc2=s=96x64:r=5 -frames:v 3 \
 	    -vf format=rgb24,crop=$(4):$(5):0:0,format=$(3) -f rawvideo -y $$@
 $(DNNT)/$(1).ref: $(DNNT)/$(1).in $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
-	$(DNNT_PY)/oracle.py $(DNNT)/$(2).pt $(3) $(4) $(5) $$< $$@
+	$(DNNT_PY)/oracle.py $(DNNT)/$(2).pt $(3) $(4) $(5) $$< $$@ $(9)
 fate-dnn-torch-$(1): $(DNNT)/$(1).ref
 fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(3) -s $(4)x$(5) \
     -i $(TARGET_PATH)/$(DNNT)/$(1).in -vf $(DNNT_OPT)/$(2).pt$(6) -f rawvideo -
@@ -59,6 +60,17 @@ $(eval $(call DNNT_ORACLE,conv1-nv12,conv1,nv12,91,51,,u8,1))
 $(eval $(call DNNT_ORACLE,half-rgb24,conv_half,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,bf16-rgb24,conv_bf16,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,clamp-rgb24,overshoot,rgb24,96,64,,u8,1))
+
+# Precision and layout on the CPU.  precision=fp32 and channels_last=1 (an
+# NHWC input, channels-last weights) must give what the float32 NCHW run
+# gives; weights saved in bfloat16 run in bfloat16 by default
+# (precision=auto), fp16 casts the float32 model: against PyTorch running
+# the same model in the same dtype on the same frames, 2 LSB.
+$(eval $(call DNNT_ORACLE,fp32-rgb24,conv,rgb24,96,64,:precision=fp32,u8,1))
+$(eval $(call DNNT_ORACLE,nhwc-bgr24,conv,bgr24,96,64,:channels_last=1,u8,1))
+$(eval $(call DNNT_ORACLE,wbf16-rgb24,conv_w_bf16,rgb24,96,64,,u8,2))
+$(eval $(call DNNT_ORACLE,bf16-cast-gray8,conv1,gray8,91,51,:precision=bf16,u8,2,bf16))
+$(eval $(call DNNT_ORACLE,fp16-cast-rgb24,conv,rgb24,96,64,:precision=fp16,u8,2,fp16))
 
 # A model with no parameters (1 - x) against FFmpeg's negate: exact.
 $(DNNT)/invert-rgb24.ref: $(DNNT)/conv-rgb24.in
@@ -200,6 +212,7 @@ $(eval $(call DNNT_ERROR,not-torchscript,could not load TorchScript model,not_to
 $(eval $(call DNNT_ERROR,forward-raises-sync,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=0))
 $(eval $(call DNNT_ERROR,forward-raises-async,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=1:nireq=2))
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
+$(eval $(call DNNT_ERROR,precision-invalid,precision .fp8. is not one of auto$(DNNT_COMMA) fp32$(DNNT_COMMA) fp16$(DNNT_COMMA) bf16,conv.pt,rgb24,:precision=fp8))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
 # The patch series (tools/make-series.sh): it must rebuild the prepared tree

@@ -5,6 +5,7 @@
  * default (optimize=0).
  *
  * usage: th_limit MODEL WIDTH HEIGHT DEVICE FRAME_DEVICE SECONDS [hold|count=N]
+ *                 [dtype=fp32|fp16|bf16] [cl=0|1]
  *
  * DEVICE runs the model (cpu, cuda, cuda:1 ...); FRAME_DEVICE holds the uint8
  * HWC rgb frames (cpu for upstream's way, the model's device for CUDA frames).
@@ -16,6 +17,9 @@
  * then waits for a line on stdin before exiting (so that the caller can read
  * the GPU's memory while the model is still loaded).  With count=N it runs
  * the frame loop N times instead, untimed (for counting heap allocations).
+ * dtype casts the model and makes the input in that type; cl=1 makes the
+ * model's 4-D weights channels-last and gives it an NHWC-strided input: the
+ * same choices as the backend's precision and channels_last options.
  */
 
 #include <torch/script.h>
@@ -55,6 +59,24 @@ static double rate(const torch::Device &dev, double seconds,
     return n / elapsed;
 }
 
+static torch::ScalarType parse_dtype(const std::string &name)
+{
+    if (name == "fp16")
+        return torch::kHalf;
+    if (name == "bf16")
+        return torch::kBFloat16;
+    if (name != "fp32")
+        throw std::runtime_error("dtype " + name + " is not fp32, fp16 or bf16");
+    return torch::kFloat32;
+}
+
+static void channels_last(torch::jit::Module &module)
+{
+    for (torch::Tensor p : module.parameters())
+        if (p.dim() == 4)
+            p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 7) {
@@ -64,9 +86,17 @@ int main(int argc, char **argv)
     const int w = std::atoi(argv[2]), h = std::atoi(argv[3]);
     const torch::Device dev(argv[4]), frame_dev(argv[5]);
     const double seconds = std::atof(argv[6]);
-    const std::string extra = argc > 7 ? argv[7] : "";
-    const bool hold = extra == "hold";
-    const long count = extra.rfind("count=", 0) == 0 ? std::atol(argv[7] + 6) : 0;
+    bool hold = false, cl = false;
+    long count = 0;
+    std::string dtype = "fp32";
+
+    for (int i = 7; i < argc; i++) {
+        const std::string a = argv[i];
+        hold  |= a == "hold";
+        count  = a.rfind("count=", 0) == 0 ? std::atol(argv[i] + 6) : count;
+        dtype  = a.rfind("dtype=", 0) == 0 ? a.substr(6) : dtype;
+        cl    |= a == "cl=1";
+    }
 
     try {
         if ((dev.is_cuda() || frame_dev.is_cuda()) && !torch::cuda::is_available())
@@ -74,11 +104,17 @@ int main(int argc, char **argv)
         c10::InferenceMode guard;
         torch::jit::setGraphExecutorOptimize(false);
         torch::jit::Module module = torch::jit::load(argv[1], dev);
+        const torch::ScalarType type = parse_dtype(dtype);
         module.eval();
+        module.to(type);
+        if (cl)
+            channels_last(module);
 
         auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(frame_dev);
         torch::Tensor frame = torch::randint(0, 256, {h, w, 3}, u8);
-        torch::Tensor x = torch::empty({1, 3, h, w}, torch::TensorOptions().device(dev));
+        auto xo = torch::TensorOptions().dtype(type).device(dev);
+        torch::Tensor x = cl ? torch::empty({1, h, w, 3}, xo).permute({0, 3, 1, 2})
+                             : torch::empty({1, 3, h, w}, xo);
         x[0].copy_(frame.permute({2, 0, 1}));
         x.div_(255);
         torch::Tensor y = module.forward({x}).toTensor();
@@ -89,7 +125,7 @@ int main(int argc, char **argv)
         auto full = [&] {
             x[0].copy_(frame.permute({2, 0, 1}));
             x.div_(255);
-            torch::Tensor r = module.forward({x}).toTensor()[0];
+            torch::Tensor r = module.forward({x}).toTensor()[0].to(torch::kFloat32);
             r.mul_(255).clamp_(0, 255).round_();
             out.copy_(r.permute({1, 2, 0}));
         };
@@ -107,8 +143,8 @@ int main(int argc, char **argv)
         const double fwd = rate(dev, seconds, forward);
         const double frm = rate(dev, seconds, full);
         std::printf("{\"forward_fps\": %.3f, \"frame_fps\": %.3f, "
-                    "\"out\": [%d, %d], \"threads\": %d}\n",
-                    fwd, frm, ow, oh, (int)at::get_num_threads());
+                    "\"out\": [%d, %d], \"threads\": %d, \"dtype\": \"%s\", \"cl\": %d}\n",
+                    fwd, frm, ow, oh, (int)at::get_num_threads(), dtype.c_str(), (int)cl);
         std::fflush(stdout);
     } catch (const std::exception &e) {
         const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
