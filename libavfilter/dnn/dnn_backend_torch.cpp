@@ -66,6 +66,7 @@ typedef struct THInferRequest {
 #if TH_CUDA_FRAMES
     THCudaStage *cuda_stage; ///< CPU frames, model on CUDA: stream and buffers
 #endif
+    int finish;              ///< output still on its way to the host
 } THInferRequest;
 
 typedef struct THModel {
@@ -470,7 +471,9 @@ static int infer_completion_callback(THInferRequest *request)
         if (request->cuda_stage) {
             int byte[3];
             th_frame_bytes(out->format, channels, byte);
-            return ff_dnn_th_cuda_stage_download(request->cuda_stage, y, byte, out);
+            ret = ff_dnn_th_cuda_stage_download(request->cuda_stage, y, byte, out);
+            request->finish = ret >= 0;
+            return ret;
         }
 #endif
         if (out->format == AV_PIX_FMT_GRAYF32) {
@@ -559,6 +562,20 @@ static int th_run_request(THModel *th_model, THInferRequest *request)
     return ret;
 }
 
+/* The last step of a request whose output is still on its way to the host. */
+static int th_finish_request(THInferRequest *request, int ret)
+{
+#if TH_CUDA_FRAMES
+    if (request->finish) {
+        int err = ff_dnn_th_cuda_stage_finish(request->cuda_stage, request->task->out_frame);
+        request->finish = 0;
+        if (ret >= 0)
+            ret = err;
+    }
+#endif
+    return ret;
+}
+
 /* Mark a request's task done; called with the mutex held. */
 static void th_complete(THModel *th_model, THInferRequest *request, int ret)
 {
@@ -567,30 +584,49 @@ static void th_complete(THModel *th_model, THInferRequest *request, int ret)
         th_model->error = ret;
 }
 
+/* The worker is done with a request: complete its task, free the request. */
+static void th_worker_done(THModel *th_model, THInferRequest *request, int ret)
+{
+    pthread_mutex_lock(&th_model->mutex);
+    th_complete(th_model, request, ret);
+    th_model->inflight--;
+    pthread_cond_broadcast(&th_model->cond);
+    pthread_mutex_unlock(&th_model->mutex);
+    ff_safe_queue_push_back(th_model->request_queue, request);
+}
+
+/*
+ * Requests run in order.  One whose output is still being copied to the
+ * host (CPU frames on CUDA) is finished only after the next one has been
+ * started, so that the copy of one overlaps the model on the next; tasks
+ * still complete in order.
+ */
 static void *th_worker(void *arg)
 {
     THModel *th_model = (THModel *)arg;
+    THInferRequest *prev = NULL;
+    int prev_ret = 0;
 
     pthread_mutex_lock(&th_model->mutex);
     for (;;) {
         THInferRequest *request;
-        int ret;
+        int ret = 0;
 
-        while (!th_model->quit && !ff_queue_size(th_model->pending))
+        while (!th_model->quit && !ff_queue_size(th_model->pending) && !prev)
             pthread_cond_wait(&th_model->cond, &th_model->mutex);
         request = (THInferRequest *)ff_queue_pop_front(th_model->pending);
-        if (!request)
+        if (!request && !prev)
             break;
         pthread_mutex_unlock(&th_model->mutex);
 
-        ret = th_run_request(th_model, request);
-
-        pthread_mutex_lock(&th_model->mutex);
-        th_complete(th_model, request, ret);
-        th_model->inflight--;
-        pthread_cond_broadcast(&th_model->cond);
-        pthread_mutex_unlock(&th_model->mutex);
-        ff_safe_queue_push_back(th_model->request_queue, request);
+        if (request)
+            ret = th_run_request(th_model, request);
+        if (prev)
+            th_worker_done(th_model, prev, th_finish_request(prev, prev_ret));
+        prev = request && request->finish ? request : NULL;
+        prev_ret = ret;
+        if (request && !prev)
+            th_worker_done(th_model, request, ret);
         pthread_mutex_lock(&th_model->mutex);
     }
     pthread_mutex_unlock(&th_model->mutex);
@@ -647,7 +683,7 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
         return ret < 0 ? ret : 0;
     }
 
-    ret = th_run_request(th_model, request);
+    ret = th_finish_request(request, th_run_request(th_model, request));
     pthread_mutex_lock(&th_model->mutex);
     th_complete(th_model, request, ret);
     pthread_mutex_unlock(&th_model->mutex);

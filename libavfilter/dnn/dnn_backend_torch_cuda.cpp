@@ -656,12 +656,15 @@ static void th_rgb_to_tensor(THCuda *cuda, const AVFrame *frame, const THInputSp
  */
 static void th_output_to_bytes(torch::Tensor y, const int *byte, int channels, torch::Tensor dst)
 {
-    torch::Tensor u8;
+    torch::Tensor q, u8;
     bool in_order = true;
 
     if (y.scalar_type() != torch::kFloat32)
         y = y.to(torch::kFloat32);
-    u8 = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8).int_repr();
+    q = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8);
+    /* its bytes as they are (int_repr() would copy them) */
+    u8 = torch::from_blob(q.data_ptr(), q.sizes(), q.strides(),
+                          torch::TensorOptions().dtype(torch::kUInt8).device(q.device()));
     for (int c = 1; c < channels; c++)
         in_order &= byte[c] == byte[0] + c;
     if (in_order) {
@@ -689,6 +692,7 @@ struct THCudaStage {
     torch::Tensor *host_in, *host_out;  ///< grow-only page-locked bytes
     torch::Tensor *dev_in, *dev_out;    ///< grow-only device bytes
     torch::Tensor *k255;
+    int64_t rows, row_bytes;            ///< of the download in flight
 };
 
 int ff_dnn_th_cuda_stage_alloc(THCudaStage **pstage, void *log_ctx, int device_index)
@@ -787,9 +791,21 @@ int ff_dnn_th_cuda_stage_download(THCudaStage *st, const torch::Tensor &output,
     else
         th_output_to_bytes(output[0], byte, channels, dev.view({ h, w, channels }));
     host.copy_(dev, true);
-    st->stream->synchronize();
-    av_image_copy_plane(out->data[0], out->linesize[0], host.data_ptr<uint8_t>(), row,
-                        row, (int)h);
+    st->rows      = h;
+    st->row_bytes = row;
+    return 0;
+}
+
+int ff_dnn_th_cuda_stage_finish(THCudaStage *st, AVFrame *out)
+{
+    try {
+        st->stream->synchronize();
+    } catch (const std::exception &e) {
+        av_log(st->log_ctx, AV_LOG_ERROR, "model on the GPU failed: %s\n", e.what());
+        return AVERROR_EXTERNAL;
+    }
+    av_image_copy_plane(out->data[0], out->linesize[0], st->host_out->data_ptr<uint8_t>(),
+                        st->row_bytes, st->row_bytes, (int)st->rows);
     return 0;
 }
 

@@ -107,10 +107,13 @@ int ff_dnn_th_cuda_stage_upload(THCudaStage *stage, const AVFrame *in, int chann
                                 const int *byte, torch::Tensor &input);
 
 /**
- * Convert a 1xCxHxW model output to the frame's bytes on the device, copy
- * them to the host and, once the stream has done so, into plane 0 of out.
+ * Convert a 1xCxHxW model output to the frame's bytes on the device and
+ * start their copy to the host; ff_dnn_th_cuda_stage_finish() waits for it.
  */
 int ff_dnn_th_cuda_stage_download(THCudaStage *stage, const torch::Tensor &output,
                                   const int *byte, AVFrame *out);
+
+/** Wait for the stage's stream, then copy the bytes into plane 0 of out. */
+int ff_dnn_th_cuda_stage_finish(THCudaStage *stage, AVFrame *out);
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H */

@@ -80,15 +80,15 @@ class Suite:
                            "-f", "rawvideo", "-pix_fmt", "rgb24", out])
         return out if rc == 0 else None
 
-    def cpu_frames(self, model, pix, w, h, extra=""):
-        """CPU frames of pix through the model (device= in extra), as rgb24."""
+    def cpu_frames(self, model, pix, w, h, extra="", out_fmt="rgb24"):
+        """CPU frames of pix through the model (device= in extra), as out_fmt."""
         out = self.path("cpuf-%s-%s-%dx%d-%s.rgb" % (model, pix, w, h,
                                                      re.sub(r"\W", "_", extra)))
         rc, err = self.ff(["-v", "verbose", "-f", "rawvideo", "-pix_fmt", "rgb24",
                            "-s", "%dx%d" % (w, h), "-i", self.source(w, h), "-vf",
                            "format=%s,dnn_processing=dnn_backend=torch:model=%s%s"
                            % (pix, self.model(model), extra),
-                           "-f", "rawvideo", "-pix_fmt", "rgb24", out])
+                           "-f", "rawvideo", "-pix_fmt", out_fmt, out])
         return (out if rc == 0 else None), rc, err
 
     def cuda_path(self, model, sw, w, h, primary=False, extra=""):
@@ -211,8 +211,8 @@ def run_staged(s):
     for model, pix, w, h in (("conv", "rgb24", 318, 238), ("conv", "bgr24", 317, 237),
                              ("conv1", "gray8", 317, 237), ("conv1", "yuv420p", 318, 238),
                              ("sr2", "rgb24", 160, 90), ("sr2y", "gray8", 160, 90)):
-        ref = s.cpu_frames(model, pix, w, h)[0]
-        out = s.cpu_frames(model, pix, w, h, ":device=cuda:nireq=3")[0]
+        ref = s.cpu_frames(model, pix, w, h, out_fmt=pix)[0]
+        out = s.cpu_frames(model, pix, w, h, ":device=cuda:nireq=3", out_fmt=pix)[0]
         s.compare("staged-%s-%s-%dx%d" % (model, pix, w, h), ref, out, 1)
 
 
