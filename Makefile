@@ -1,6 +1,7 @@
 # Build FFmpeg 9.0.2 with the project's LibTorch backend.
 #   make            build ./ffmpeg, ./ffprobe and the API example
-#                   build/dnn_torch_graph (configures with defaults first)
+#                   build/dnn_torch_graph (configures with defaults first),
+#                   in build/PROFILE (lean or full, as ./configure chose)
 #   make check      FATE tests of the torch backend; last line "N passed, N failed"
 #   make demo       run a shipped model on a generated clip, under build/demo/
 #   make bench      throughput and memory against upstream and LibTorch alone
@@ -24,7 +25,7 @@ FATE_ENV := PATH="$(PATH)" CCACHE_NOHASHDIR=1
 PKGCFG   := PKG_CONFIG_PATH="$(NVCODEC_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))"
 
 .PHONY: all ffmpeg-build check check-gpu check-valgrind demo bench baseline clean distclean prepare FORCE
-.PHONY: series check-series where
+.PHONY: series check-series
 
 all: ffmpeg-build
 
@@ -73,10 +74,6 @@ ffmpeg-build: prepare $(OBJ)/ffbuild/config.mak
 	@ln -sfn build/$(PROFILE)/ffmpeg ffmpeg
 	@ln -sfn build/$(PROFILE)/ffprobe ffprobe
 	@ln -sfn $(PROFILE)/$(EXAMPLE) $(BUILD)/dnn_torch_graph
-
-# The profile and folder that make builds (tools/profiles-test.sh reads it).
-where:
-	@echo "$(PROFILE) $(OBJ)"
 
 check: ffmpeg-build
 	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-*
