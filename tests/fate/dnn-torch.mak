@@ -203,6 +203,14 @@ $(eval $(call DNNT_ERROR,forward-raises-async,model forward failed.*raise_late: 
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
+# -h filter=dnn_processing says what the defaults are and what device takes.
+fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
+    "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
+    "^ +torch +4 " "nireq .*0: automatic" "device .*cpu .default.$(DNNT_COMMA) cuda$(DNNT_COMMA) cuda:N" \
+    -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
+fate-dnn-torch-help: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-help
+
 # LibTorch's whole message, the TorchScript traceback, at verbose level.
 fate-dnn-torch-err-traceback-verbose: $(DNNT)/models.stamp
 fate-dnn-torch-err-traceback-verbose: CMD = $(DNNT_PY)/expect_error.py \
