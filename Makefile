@@ -59,7 +59,7 @@ $(OBJ)/ff-flags: FORCE
 	                     rm -rf $(OBJ) && mkdir -p $(OBJ); }; \
 	    echo "$(FF_FLAGS)" > $@; }
 
-$(OBJ)/ffbuild/config.mak: $(OBJ)/ff-flags patches/series $(PATCHES) | $(TREE)/.patched
+$(OBJ)/ffbuild/config.mak: $(OBJ)/ff-flags patches/series $(PATCHES) | prepare
 	cd $(OBJ) && $(PKGCFG) $(TREE)/configure $(FF_FLAGS) > $(OBJ)/configure.log 2>&1 || \
 	    { tail -n 20 $(OBJ)/configure.log; rm -f ffbuild/config.mak; \
 	      echo "FFmpeg's configure failed: see build/$(PROFILE)/configure.log"; exit 1; }
