@@ -1,6 +1,7 @@
 # Build FFmpeg 9.0.2 with the project's LibTorch backend.
 #   make            build ./ffmpeg, ./ffprobe and the API example
-#                   build/dnn_torch_graph (configures with defaults first)
+#                   build/dnn_torch_graph (configures with defaults first),
+#                   in build/PROFILE (lean or full, as ./configure chose)
 #   make check      FATE tests of the torch backend; last line "N passed, N failed"
 #   make demo       run a shipped model on a generated clip, under build/demo/
 #   make bench      throughput and memory against upstream and LibTorch alone
@@ -14,7 +15,10 @@ BUILD := $(TOP)/build
 
 -include $(BUILD)/config.mk
 
+# TREE is the prepared FFmpeg source (quilt edits happen there); each profile
+# is built out of tree in OBJ, so lean and full objects never mix.
 TREE     := $(BUILD)/ffmpeg-$(FFMPEG_VERSION)
+OBJ      := $(BUILD)/$(PROFILE)
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 PATCHES  := $(shell sed -e 's/\#.*//' -e '/^ *$$/d' -e 's|^|patches/|' patches/series)
 FATE_ENV := PATH="$(PATH)" CCACHE_NOHASHDIR=1
@@ -45,43 +49,54 @@ $(TREE)/.patched: $(BUILD)/config.mk patches/series $(PATCHES) tools/prepare-tre
 prepare: $(TREE)/.patched
 	@tools/prepare-tree.sh $(TREE) $(FFMPEG_TARBALL)
 
-$(TREE)/ffbuild/config.mak: $(TREE)/.patched $(BUILD)/config.mk
-	cd $(TREE) && $(PKGCFG) ./configure $(FF_FLAGS) > $(BUILD)/ffmpeg-configure.log 2>&1 || \
-	    { tail -n 20 $(BUILD)/ffmpeg-configure.log; rm -f ffbuild/config.mak; \
-	      echo "FFmpeg's configure failed: see build/ffmpeg-configure.log"; exit 1; }
+# FFmpeg's configure runs in OBJ, again only when the profile's flags or
+# the patches change (so going back to a profile rebuilds nothing); when the
+# flags change, OBJ's objects were built for other flags: OBJ is emptied.
+$(OBJ)/ff-flags: FORCE
+	@mkdir -p $(OBJ)
+	@echo "$(FF_FLAGS)" | cmp -s - $@ || { \
+	    [ ! -f $@ ] || { echo "make: the flags of the $(PROFILE) profile changed: emptying build/$(PROFILE)"; \
+	                     rm -rf $(OBJ) && mkdir -p $(OBJ); }; \
+	    echo "$(FF_FLAGS)" > $@; }
+
+$(OBJ)/ffbuild/config.mak: $(OBJ)/ff-flags patches/series $(PATCHES) | prepare
+	cd $(OBJ) && $(PKGCFG) $(TREE)/configure $(FF_FLAGS) > $(OBJ)/configure.log 2>&1 || \
+	    { tail -n 20 $(OBJ)/configure.log; rm -f ffbuild/config.mak; \
+	      echo "FFmpeg's configure failed: see build/$(PROFILE)/configure.log"; exit 1; }
 
 # The libavfilter API example (doc/examples/dnn_torch_graph.c) is built by
 # FFmpeg's own example rules, so it gets the programs' flags and libraries.
 EXAMPLE := doc/examples/dnn_torch_graph
 
-ffmpeg-build: prepare $(TREE)/ffbuild/config.mak
-	+$(FATE_ENV) $(MAKE) -C $(TREE) -j$(JOBS) ffmpeg ffprobe $(EXAMPLE)
-	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffmpeg ffmpeg
-	@ln -sf build/ffmpeg-$(FFMPEG_VERSION)/ffprobe ffprobe
-	@ln -sf ffmpeg-$(FFMPEG_VERSION)/$(EXAMPLE) $(BUILD)/dnn_torch_graph
+ffmpeg-build: prepare $(OBJ)/ffbuild/config.mak
+	@echo "make: building the $(PROFILE) profile in build/$(PROFILE)$(if $(filter lean,$(PROFILE)), (./configure for the full one))"
+	+$(FATE_ENV) $(MAKE) -C $(OBJ) -j$(JOBS) ffmpeg ffprobe $(EXAMPLE)
+	@ln -sfn build/$(PROFILE)/ffmpeg ffmpeg
+	@ln -sfn build/$(PROFILE)/ffprobe ffprobe
+	@ln -sfn $(PROFILE)/$(EXAMPLE) $(BUILD)/dnn_torch_graph
 
 check: ffmpeg-build
-	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(TREE) dnn-torch-testlist DNNT_TOP=$(TOP)
-	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
+	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-*
+	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP)
+	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
 	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL)
-	@tools/fate-summary.sh $(TREE) dnn-torch
+	@tools/fate-summary.sh $(OBJ) dnn-torch
 
 check-gpu: ffmpeg-build
-	@rm -rf $(TREE)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(TREE) dnn-torch-testlist DNNT_TOP=$(TOP)
-	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
+	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-*
+	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP)
+	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
 	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL)
-	@tools/fate-summary.sh $(TREE) dnn-torch > $(BUILD)/check-cpu.txt || true
+	@tools/fate-summary.sh $(OBJ) dnn-torch > $(BUILD)/check-cpu.txt || true
 	@cat $(BUILD)/check-cpu.txt
 	@$(PYTHON) tests/dnn/gpu_suite.py --ffmpeg $(TOP)/ffmpeg --workdir $(BUILD)/gpu \
 	    --prior $(BUILD)/check-cpu.txt
 
 check-valgrind: ffmpeg-build
-	@rm -rf $(TREE)/tests/data/fate/dnn-torch-valgrind*
-	@$(MAKE) -s -C $(TREE) dnn-torch-valgrind-testlist
-	-+@$(FATE_ENV) $(MAKE) -C $(TREE) -k fate-dnn-torch-valgrind TORCH_PYTHON=$(PYTHON)
-	@tools/fate-summary.sh $(TREE) dnn-torch-valgrind
+	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-valgrind*
+	@$(MAKE) -s -C $(OBJ) dnn-torch-valgrind-testlist
+	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k fate-dnn-torch-valgrind TORCH_PYTHON=$(PYTHON)
+	@tools/fate-summary.sh $(OBJ) dnn-torch-valgrind
 
 demo: ffmpeg-build
 	@PYTHON=$(PYTHON) tools/demo.sh $(BUILD)/demo
@@ -120,7 +135,7 @@ check-series: series
 	@JOBS=$(JOBS) tools/check-series.sh $(BUILD)/series $(BUILD)/series-check $(if $(EACH),--each)
 
 clean:
-	-[ -f $(TREE)/ffbuild/config.mak ] && $(MAKE) -C $(TREE) clean
+	-[ -f $(OBJ)/ffbuild/config.mak ] && $(MAKE) -C $(OBJ) clean
 	rm -f ffmpeg ffprobe $(BUILD)/dnn_torch_graph
 
 distclean:

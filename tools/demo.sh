@@ -13,7 +13,7 @@ mkdir -p "$out"
 $ff -f lavfi -i testsrc2=s=320x180:r=25:d=4 -vf scale=640:360:flags=bilinear \
     -c:v mpeg4 -q:v 2 "$out/before.mp4"
 $ff -i "$out/before.mp4" \
-    -vf format=rgb24,dnn_processing=dnn_backend=torch:model="$out/sharpen.pt" \
+    -vf dnn_processing=model="$out/sharpen.pt" \
     -c:v mpeg4 -q:v 2 "$out/after.mp4"
 $ff -i "$out/before.mp4" -i "$out/after.mp4" \
     -filter_complex "[0:v]format=rgb24[a];[1:v]format=rgb24[b];[a][b]hstack" \
@@ -22,3 +22,6 @@ $ff -i "$out/before.mp4" -i "$out/after.mp4" \
 echo "demo: sharpened clip:   $out/after.mp4"
 echo "demo: original clip:    $out/before.mp4"
 echo "demo: before | after:   $out/before-after.png"
+echo "demo: the model:        $out/sharpen.pt (tools/export-model.py writes it too)"
+echo "demo: your own videos:  ./configure && make (the full profile), then"
+echo "      ./ffmpeg -i in.mp4 -vf dnn_processing=model=$out/sharpen.pt -c:v libx264 -pix_fmt yuv420p out.mp4"

@@ -17,6 +17,7 @@ die() { echo "make-series: $*" >&2; exit 1; }
 
 [ -f "$tarball" ] && [ -d "$tree" ] && [ -n "$work" ] && [ -n "$out" ] ||
     die "usage: make-series.sh TARBALL TREE WORKDIR OUTDIR"
+tree=$(cd "$tree" && pwd)
 case $work in /*) ;; *) work=$PWD/$work ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 

@@ -3,6 +3,7 @@
 # patches/series (quilt when present, else patch), link our own files over it.
 #
 # usage: prepare-tree.sh TREE TARBALL [pristine]
+#        prepare-tree.sh --sum     the series' hash that TREE/.patched holds
 # With "pristine", no patch is applied and no file linked (the baseline).
 set -e
 
@@ -13,6 +14,7 @@ patches=$top/patches
 die() { echo "prepare-tree: $*" >&2; exit 1; }
 
 sum=$(cat "$patches/series" $(sed -e 's/#.*//' -e '/^ *$/d' -e "s|^|$patches/|" "$patches/series") | sha256sum | cut -d' ' -f1)
+[ "$tree" = --sum ] && { echo "$sum"; exit 0; }
 [ "$mode" = pristine ] && sum=pristine
 
 unpack() {
@@ -25,6 +27,13 @@ unpack() {
 }
 
 [ -f "$tree/.patched" ] || unpack
+
+# The tree is the source of out-of-tree builds (build/lean, build/full):
+# a build made in the tree itself (older layout) would stop them.
+if [ "$mode" != pristine ] && [ -f "$tree/config.h" ]; then
+    echo "prepare-tree: removing an in-tree build from $tree"
+    make -C "$tree" -s distclean >/dev/null 2>&1 || rm -f "$tree/config.h"
+fi
 
 if [ "$(cat "$tree/.patched")" != "$sum" ]; then
     if [ "$mode" != pristine ]; then

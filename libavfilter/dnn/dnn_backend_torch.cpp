@@ -98,6 +98,8 @@ typedef struct THModel {
     int cuda_channels;          ///< model channels for CUDA frames (3 or 1)
     torch::ScalarType dtype;    ///< what the model runs in (precision)
     int channels_last;          ///< weights and input in channels-last layout
+    int in_channels;            ///< channels the model takes, probed at load
+                                ///< (3 or 1; 0: either, or neither probe ran)
 } THModel;
 
 #define OFFSET(x) offsetof(THOptions, x)
@@ -109,17 +111,43 @@ static const AVOption dnn_th_options[] = {
     { NULL }
 };
 
-/* Log a LibTorch exception without its C++ backtrace; return an AVERROR. */
+/*
+ * The line of a LibTorch message that says what went wrong: the last one
+ * after a TorchScript traceback (the interpreter's call stack), else the
+ * first.
+ */
+static std::string th_error_line(const std::string &msg)
+{
+    size_t end = msg.find_last_not_of(" \n");
+    size_t start;
+
+    if (end == std::string::npos)
+        return msg;
+    if (msg.find("Traceback of TorchScript") == std::string::npos)
+        return msg.substr(0, msg.find('\n'));
+    start = msg.rfind('\n', end);
+    start = start == std::string::npos ? 0 : start + 1;
+    return msg.substr(start, end + 1 - start);
+}
+
+/*
+ * Log a LibTorch exception as one line at error level, without its C++
+ * backtrace; the whole message (a TorchScript traceback) at verbose level.
+ * Returns an AVERROR.
+ */
 static int th_error(void *log_ctx, const char *what, const std::exception &e)
 {
     const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
-    const char *msg = ce ? ce->what_without_backtrace() : e.what();
+    std::string msg = ce ? ce->what_without_backtrace() : e.what();
+    std::string line = th_error_line(msg);
 
     if (dynamic_cast<const std::bad_alloc *>(&e)) {
         av_log(log_ctx, AV_LOG_ERROR, "%s: out of memory\n", what);
         return AVERROR(ENOMEM);
     }
-    av_log(log_ctx, AV_LOG_ERROR, "%s: %s\n", what, msg);
+    av_log(log_ctx, AV_LOG_ERROR, "%s: %s\n", what, line.c_str());
+    if (line != msg)
+        av_log(log_ctx, AV_LOG_VERBOSE, "LibTorch's whole message:\n%s\n", msg.c_str());
     return AVERROR_EXTERNAL;
 }
 
@@ -421,6 +449,22 @@ static int th_resize_output_frame(THModel *th_model, AVFrame *out, int width, in
     return ret;
 }
 
+/* A failed forward: the model and the input shape, then LibTorch's line. */
+static int th_forward_error(THModel *th_model, const torch::Tensor &input,
+                            const std::exception &e)
+{
+    char what[1024];
+    int n = snprintf(what, sizeof(what), "model forward failed ('%s', input ",
+                     th_model->ctx->model_filename);
+
+    for (int64_t i = 0; i < input.dim() && n > 0 && n < (int)sizeof(what); i++)
+        n += snprintf(what + n, sizeof(what) - n, "%s%" PRId64, i ? "x" : "",
+                      input.size(i));
+    if (n > 0 && n < (int)sizeof(what))
+        snprintf(what + n, sizeof(what) - n, ")");
+    return th_error(th_model->ctx, what, e);
+}
+
 static int th_start_inference(void *args)
 {
     THInferRequest *request = (THInferRequest *)args;
@@ -438,7 +482,7 @@ static int th_start_inference(void *args)
         }
         request->output = result.toTensor();
     } catch (const std::exception &e) {
-        return th_error(th_model->ctx, "model forward failed", e);
+        return th_forward_error(th_model, request->input, e);
     }
     return 0;
 }
@@ -848,6 +892,36 @@ static torch::Tensor th_probe(THModel *th_model, int channels, int width, int he
     return result.toTensor();
 }
 
+/*
+ * Learn at load which input channels the model takes, so that the filter
+ * offers only the formats it can take (get_input_channels): a probe with
+ * 3 and one with 1 channel; a model that takes both, or neither (a model
+ * of a fixed size), keeps every format.
+ */
+static void th_probe_channels(THModel *th_model)
+{
+    static const int channels[2] = { 3, 1 };
+    int takes[2];
+
+    for (int i = 0; i < 2; i++) {
+        try {
+            th_probe(th_model, channels[i], 64, 64);
+            takes[i] = 1;
+        } catch (const std::exception &) {
+            takes[i] = 0;
+        }
+    }
+    th_model->in_channels = takes[0] == takes[1] ? 0 : takes[0] ? 3 : 1;
+    if (th_model->in_channels)
+        av_log(th_model->ctx, AV_LOG_VERBOSE, "the model takes %d channel%s\n",
+               th_model->in_channels, th_model->in_channels == 1 ? "" : "s");
+}
+
+static int get_input_channels_th(const DNNModel *model)
+{
+    return ((const THModel *)model)->in_channels;
+}
+
 /* Run the model once on a blank input to learn its output size. */
 static int get_output_th(DNNModel *model, const char *input_name, int input_width,
                          int input_height, const char *output_name,
@@ -1096,6 +1170,7 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
     model->func_type  = func_type;
     model->get_input  = &get_input_th;
     model->get_output = &get_output_th;
+    model->get_input_channels = &get_input_channels_th;
     th_model->device_type = c10::DeviceType::CPU;
     th_model->device_index = -1;
 
@@ -1103,6 +1178,7 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
         th_load_module(ctx, th_model) < 0 ||
         th_init_requests(ctx, th_model) < 0)
         goto fail;
+    th_probe_channels(th_model);
 
     av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s, %s, %d request%s\n",
            ctx->model_filename, th_device(th_model).str().c_str(),

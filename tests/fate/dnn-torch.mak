@@ -196,11 +196,12 @@ $(eval $(call DNNT_API_ERROR,bad-model,cannot open model file.*avfilter_init_str
 $(eval $(call DNNT_API_ERROR,bad-option,has no option .no_such_option..*av_opt_find failed: Option not found,conv.pt,-o no_such_option=1))
 $(eval $(call DNNT_API_ERROR,bad-option-value,cannot set nireq=x.*av_opt_set failed: Invalid argument,conv.pt,-o nireq=x))
 
-# Failures: exit status > 0, no signal, and the message on stderr.
+# Failures: exit status > 0, no signal, and the message on stderr: one line
+# at error level (no TorchScript traceback).
 # $(1) test name, $(2) regex, $(3) model file, $(4) pixfmt, $(5) more options
 define DNNT_ERROR
 fate-dnn-torch-err-$(1): $(DNNT)/models.stamp
-fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py "$(2)" \
+fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py --one-line "$(2)" \
     $(TARGET_PATH)/$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
     -vf format=$(4),$(DNNT_OPT)/$(3)$(5) -f null -
 fate-dnn-torch-err-$(1): CMP = null
@@ -209,20 +210,88 @@ endef
 
 $(eval $(call DNNT_ERROR,missing-model,cannot open model file,no_such_model.pt,rgb24,))
 $(eval $(call DNNT_ERROR,not-torchscript,could not load TorchScript model,not_torchscript.pt,rgb24,))
-$(eval $(call DNNT_ERROR,forward-raises-sync,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=0))
+$(eval $(call DNNT_ERROR,forward-raises-sync,model forward failed .[^ ]*raise_late.pt.$(DNNT_COMMA) input 1x3x24x32.: .*raise_late: frame,raise_late.pt,rgb24,:async=0))
 $(eval $(call DNNT_ERROR,forward-raises-async,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=1:nireq=2))
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
 $(eval $(call DNNT_ERROR,precision-invalid,precision .fp8. is not one of auto$(DNNT_COMMA) fp32$(DNNT_COMMA) fp16$(DNNT_COMMA) bf16,conv.pt,rgb24,:precision=fp8))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
+
+# -h filter=dnn_processing says what the defaults are and what device takes.
+fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
+    "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
+    "^ +torch +4 " "nireq .*0: automatic" "device .*cpu .default.$(DNNT_COMMA) cuda$(DNNT_COMMA) cuda:N" \
+    -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
+fate-dnn-torch-help: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-help
+
+# LibTorch's whole message, the TorchScript traceback, at verbose level.
+fate-dnn-torch-err-traceback-verbose: $(DNNT)/models.stamp
+fate-dnn-torch-err-traceback-verbose: CMD = $(DNNT_PY)/expect_error.py \
+    "model forward failed.*LibTorch.s whole message:.*Traceback of TorchScript.*raise_late: frame" \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -vf format=rgb24,$(DNNT_OPT)/raise_late.pt:async=0 -f null -
+fate-dnn-torch-err-traceback-verbose: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-traceback-verbose
+
+# Formats from the model: a 3-channel model offers only RGB, so a yuv420p
+# input with no format filter is converted by ffmpeg in front of it and
+# gives the frames of format=rgb24 in front (the reference).
+$(DNNT)/negotiate.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=96x64:r=5 -frames:v 3 \
+	    -vf format=yuv420p -f rawvideo -y $@
+DNNT_NEGOTIATE = -f rawvideo -pix_fmt yuv420p -s 96x64 \
+    -i $(TARGET_PATH)/$(DNNT)/negotiate.in -vf
+$(DNNT)/negotiate.framecrc: $(DNNT)/negotiate.in $(DNNT)/models.stamp
+	$(DNNT_FF) -nostats -cpuflags all $(DNNT_NEGOTIATE) format=rgb24,$(DNNT_OPT)/conv.pt \
+	    -bitexact -f framecrc -y $@
+fate-dnn-torch-negotiate-yuv420p-rgb: $(DNNT)/negotiate.framecrc
+fate-dnn-torch-negotiate-yuv420p-rgb: CMD = framecrc -auto_conversion_filters \
+    $(DNNT_NEGOTIATE) $(DNNT_OPT)/conv.pt
+fate-dnn-torch-negotiate-yuv420p-rgb: REF = $(DNNT)/negotiate.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-negotiate-yuv420p-rgb
+
+# No dnn_backend: with torch the only backend built in, it is the default.
+fate-dnn-torch-default-backend: $(DNNT)/conv-rgb24.ref
+fate-dnn-torch-default-backend: CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 96x64 \
+    -i $(TARGET_PATH)/$(DNNT)/conv-rgb24.in \
+    -vf dnn_processing=model=$(TARGET_PATH)/$(DNNT)/conv.pt -f rawvideo -
+fate-dnn-torch-default-backend: CMP = oneoff
+fate-dnn-torch-default-backend: CMP_UNIT = u8
+fate-dnn-torch-default-backend: FUZZ = 1
+fate-dnn-torch-default-backend: REF = $(DNNT)/conv-rgb24.ref
+FATE_DNN_TORCH += fate-dnn-torch-default-backend
 
 # The patch series (tools/make-series.sh): it must rebuild the prepared tree
 # exactly and apply with git am to pristine FFmpeg.  DNNT_TOP and
 # DNNT_TARBALL come from the project's Makefile; without them, no test.
 ifneq ($(DNNT_TOP),)
 fate-dnn-torch-series: CMD = sh $(DNNT_TOP)/tools/series-test.sh $(DNNT_TARBALL) \
-    $(CURDIR) $(DNNT_TOP)/build/series-test
+    $(SRC_PATH) $(DNNT_TOP)/build/series-test
 fate-dnn-torch-series: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-series
+
+# The model of tools/export-model.py (the README's) is the demo's sharpen
+# model: the same frames, on yuv420p input with no format filter.
+$(DNNT)/exported.pt: $(DNNT_TOP)/tools/export-model.py
+	@mkdir -p $(DNNT)
+	$(TORCH_PYTHON) $< $@ > /dev/null
+$(DNNT)/sharpen.framecrc: $(DNNT)/negotiate.in $(DNNT)/models.stamp
+	$(DNNT_FF) -nostats -cpuflags all $(DNNT_NEGOTIATE) $(DNNT_OPT)/sharpen.pt \
+	    -bitexact -f framecrc -y $@
+fate-dnn-torch-export-model: $(DNNT)/exported.pt $(DNNT)/sharpen.framecrc
+fate-dnn-torch-export-model: CMD = framecrc -auto_conversion_filters \
+    $(DNNT_NEGOTIATE) dnn_processing=model=$(TARGET_PATH)/$(DNNT)/exported.pt
+fate-dnn-torch-export-model: REF = $(DNNT)/sharpen.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-export-model
+
+# The lean and full profiles build in their own folders, ./ffmpeg follows
+# the last configure (tools/profiles-test.sh, with a stub FFmpeg).
+fate-dnn-torch-profiles: CMD = sh $(DNNT_TOP)/tools/profiles-test.sh \
+    $(DNNT_TOP)/build/profiles-test
+fate-dnn-torch-profiles: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-profiles
 endif
 
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)

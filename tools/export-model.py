@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Export a PyTorch model for ffmpeg's dnn_processing (a TorchScript file).
+
+    python3 tools/export-model.py sharpen.pt
+    ./ffmpeg -i in.mp4 -vf dnn_processing=model=sharpen.pt out.mp4
+
+The contract: forward() takes a 1x3xHxW float tensor in [0, 1] (R, G, B;
+1xHxW channels for a model of the Y plane) and returns a 1x3xH'xW' tensor,
+clamped to [0, 1]; H', W' may differ (super-resolution).  Copy this file,
+put your own nn.Module in place of Sharpen (with model.load_state_dict(
+torch.load("weights.pth")) for trained weights) and keep the last lines.
+"""
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Sharpen(nn.Module):
+    """Unsharp mask: a fixed 3x3 kernel on each channel."""
+
+    def __init__(self, amount: float = 1.0):
+        super().__init__()
+        k = torch.tensor([[0.0, -1.0, 0.0], [-1.0, 4.0, -1.0], [0.0, -1.0, 0.0]])
+        identity = torch.zeros(3, 3)
+        identity[1, 1] = 1.0
+        self.register_buffer("weight", (identity + amount * k).expand(3, 1, 3, 3).clone())
+
+    def forward(self, x):
+        x = F.pad(x, (1, 1, 1, 1), mode="replicate")
+        return F.conv2d(x, self.weight, groups=3).clamp(0.0, 1.0)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    model = Sharpen().eval()
+    # script keeps control flow; torch.jit.trace(model, torch.rand(1, 3, 64, 64))
+    # also works for models without data-dependent branches
+    torch.jit.script(model).save(sys.argv[1])
+    print("wrote", sys.argv[1])
