@@ -303,6 +303,17 @@ fate-dnn-torch-valgrind-api: CMD = $(DNNT_PY)/valgrind_leaks.py --all \
 fate-dnn-torch-valgrind-api: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-api
 
+# A stream that changes size twice, async: ffmpeg drains and frees the old
+# graph at each change (with requests in flight until the drain), and the
+# last one at the end.
+fate-dnn-torch-valgrind-reinit: $(DNNT)/resize/stamp
+fate-dnn-torch-valgrind-reinit: CMD = $(DNNT_PY)/valgrind_leaks.py \
+    tests/data/fate/dnn-torch-valgrind-reinit.vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    $(DNNT_RESIZE_reinit):async=1:nireq=2 -f null -
+fate-dnn-torch-valgrind-reinit: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-reinit
+
 $(FATE_DNN_TORCH_VALGRIND): ffmpeg$(PROGSSUF)$(EXESUF) tests/base64$(HOSTEXESUF) $(DNNT)/models.stamp
 	@mkdir -p tests/data/fate
 	@echo "TEST    $(@:fate-%=%)"
