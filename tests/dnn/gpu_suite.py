@@ -1,7 +1,8 @@
 """GPU suite of the torch backend (make check-gpu): CUDA frames through
 dnn_processing against the CPU path on the same frames, both CUDA context
-cases, odd sizes, an x2 model, errors, GPU memory over a long run and a
-compute-sanitizer memcheck.
+cases, odd sizes, an x2 model, errors, streams that change size mid-way
+(uploaded and NVDEC frames: no frame lost), GPU memory over a long run and
+a compute-sanitizer memcheck.
 
     python3 gpu_suite.py --ffmpeg FFMPEG --workdir DIR [--prior FILE] [--quick]
 
@@ -422,6 +423,102 @@ def run_nvdec(s):
                      None, None, loc, decoded=True)
 
 
+# A stream that changes size mid-way, which also gives it a new hardware
+# frames context: ffmpeg builds a new filter graph and drains the old one
+# first (patches/fftools-ffmpeg_filter-drain-on-reinit.patch).  Parts of
+# two sizes are joined by the concat demuxer (A, B, A: two changes); with
+# the default options (async) and with four requests, every frame must come
+# out, each equal to the same frame through the same chain alone.
+JOIN_MODELS = (("conv", 1), ("sr2", 2))         # (model, output scale)
+JOIN_OPTIONS = (("default", ""), ("nireq4", ":nireq=4"))
+
+
+def frame_bytes(sw, w, h):
+    return w * h * 4 if sw in SW_FORMATS else yuv_ref.Format(sw, w, h).frame_bytes
+
+
+def concat_list(s, name, parts, fps):
+    """An ffconcat list of parts [(clip, w, h, frames)], each with its duration."""
+    path = s.path(name + ".ffconcat")
+    with open(path, "w") as f:
+        f.write("ffconcat version 1.0\n")
+        for clip, w, h, frames in parts:
+            f.write("file '%s'\nduration %g\n" % (clip, frames / fps))
+    return path
+
+
+def join_check(s, tag, sw, scale, parts, joined, alone):
+    """joined: the output of the joined stream; alone: that of each part."""
+    want = [frame_bytes(sw, scale * w, scale * h) * n for _, w, h, n in parts]
+    got = [os.path.getsize(a) if a else -1 for a in alone]
+    total = os.path.getsize(joined) if joined else -1
+    frames = sum(n for _, _, _, n in parts)
+    s.check(tag + "-every-frame", got == want and total == sum(want),
+            "(joined: %d bytes out, %d for its %d frames; parts alone: %s, want %s)"
+            % (total, sum(want), frames, got, want))
+    if got != want or total != sum(want):
+        return
+    data, off = open(joined, "rb").read(), 0
+    for i, ((_, w, h, n), a) in enumerate(zip(parts, alone)):
+        part = s.path("%s.part%d" % (tag, i))
+        with open(part, "wb") as f:
+            f.write(data[off:off + want[i]])
+        off += want[i]
+        name = "%s-part%d-vs-alone" % (tag, i)
+        if sw in SW_FORMATS:
+            s.compare(name, a, part, 1)
+        else:
+            compare_yuv(s, name, sw, scale * w, scale * h, a, part)
+
+
+def join_pair(s, tag, pre, parts, fps, vf, sw, scale):
+    """parts joined and each alone through pre + -i INPUT + vf, compared."""
+    inputs = [("joined", ["-f", "concat", "-safe", "0", "-i",
+                          concat_list(s, tag, parts, fps)])]
+    inputs += [("alone%d" % i, ["-i", p[0]]) for i, p in enumerate(parts)]
+    outs = []
+    for name, inp in inputs:
+        out = s.path("%s.%s" % (tag, name))
+        rc, err = s.ff(pre + inp + ["-vf", vf, "-noautoscale", "-f", "rawvideo", out])
+        if rc:
+            last = err.strip().splitlines()[-1:]
+            s.check(tag + "-" + name, False, "(rc %d: %s)" % (rc, last))
+        outs.append(out if rc == 0 else None)
+    join_check(s, tag, sw, scale, parts, outs[0], outs[1:])
+
+
+def png_clip(s, w, h, first, frames=5):
+    """A NUT clip of PNG frames (rgb24) of testsrc2, from frame first on."""
+    clip = s.path("clip-png-%dx%d-%d.nut" % (w, h, first))
+    if not os.path.exists(clip):
+        s.ff(["-f", "lavfi", "-i", "testsrc2=s=%dx%d:r=5" % (w, h), "-vf",
+              "trim=start_frame=%d,format=rgb24" % first, "-frames:v", str(frames),
+              "-c:v", "png", clip])
+    return clip
+
+
+def run_reinit(s):
+    a = (png_clip(s, 160, 90, 0), 160, 90, 5)
+    b = (png_clip(s, 318, 238, 5), 318, 238, 5)
+    up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    for sw in ("rgb0", "nv12"):
+        for model, scale in JOIN_MODELS:
+            for oname, opts in JOIN_OPTIONS:
+                vf = "format=%s,hwupload,dnn_processing=dnn_backend=torch:model=%s%s," \
+                     "hwdownload,format=%s" % (sw, s.model(model), opts, sw)
+                join_pair(s, "reinit-hwupload-%s-%s-%s" % (sw, model, oname), up,
+                          [a, b, a], 5, vf, sw, scale)
+    a = (nvdec_clip(s, "mpeg2video", "640x360", "bt709", "tv"), 640, 360, 5)
+    b = (nvdec_clip(s, "mpeg2video", "1280x720", "bt709", "tv"), 1280, 720, 5)
+    dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
+    for model, scale in JOIN_MODELS:
+        for oname, opts in JOIN_OPTIONS:
+            vf = "dnn_processing=dnn_backend=torch:model=%s%s,hwdownload,format=nv12" \
+                 % (s.model(model), opts)
+            join_pair(s, "reinit-nvdec-%s-%s" % (model, oname), dec, [a, b, a], 25, vf,
+                      "nv12", scale)
+
+
 def run_host_copies(s):
     """NVDEC -> model -> null moves no frame data to the host: CUPTI counts the
     device-to-host copies (tests/dnn/cuda_copies.c); hwdownload is the control."""
@@ -535,7 +632,7 @@ def main():
     ap.add_argument("--prior")
     ap.add_argument("--frames", type=int, default=30000)
     ap.add_argument("--no-sanitizer", action="store_true")
-    ap.add_argument("--groups", default="rgb,precision,yuv,copies,memory,sanitizer",
+    ap.add_argument("--groups", default="rgb,precision,yuv,reinit,copies,memory,sanitizer",
                     help="which groups of tests to run (default: all)")
     args = ap.parse_args()
     groups = args.groups.split(",")
@@ -549,6 +646,8 @@ def main():
         run_precision(s)
     if "yuv" in groups:
         run_yuv(s)
+    if "reinit" in groups:
+        run_reinit(s)
     if "copies" in groups:
         run_host_copies(s)
     if "memory" in groups:

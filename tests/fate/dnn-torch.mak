@@ -84,59 +84,117 @@ fate-dnn-torch-invert-rgb24: FUZZ = 0
 fate-dnn-torch-invert-rgb24: REF = $(DNNT)/invert-rgb24.ref
 FATE_DNN_TORCH += fate-dnn-torch-invert-rgb24
 
-# A stream that changes size after 3 frames (PNGs of 64x48, then 80x56).
-# By default ffmpeg builds a new filter graph at the change: sync output
-# against the oracle on both parts.  With -reinit_filter 0 the same filter
-# sees frames of the new size and sizes its output frames itself: sync
-# against the oracle, and async with 1, 2 and 4 requests must give the same
-# framecrc as sync.  (Async is not checked across a graph rebuild: ffmpeg
-# frees the old graph without draining it, so frames still in flight in any
-# filter that holds frames are dropped.)
-DNNT_RESIZE = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
-    -vf format=rgb24,$(DNNT_OPT)/conv.pt
-DNNT_RESIZE_INLINE = -reinit_filter 0 $(DNNT_RESIZE)
-$(DNNT)/resize-a.in: ffmpeg$(PROGSSUF)$(EXESUF)
+# A stream that changes size twice: 5 frames of 64x48, 5 of 80x56, 5 of
+# 64x48, cut from one testsrc2 so that no two frames are alike.  Each part
+# is a raw file; the stream is read two ways: PNGs through image2, and
+# three NUT clips of PNG frames joined by the concat demuxer.
+#
+# By default ffmpeg builds a new filter graph at each change and drains
+# the old one first (patches/fftools-ffmpeg_filter-drain-on-reinit.patch),
+# so every frame comes out: sync output against the oracle (all 15
+# frames), and async with 1, 2 and 4 requests and with the default options
+# must give the same framecrc as sync.  With -reinit_filter 0 the same
+# filter sees frames of each size and sizes its output frames itself: sync
+# against the oracle, async against sync.
+DNNT_RESIZE_VF     = format=rgb24,$(DNNT_OPT)/conv.pt
+DNNT_RESIZE_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+    -vf $(DNNT_RESIZE_VF)
+DNNT_RESIZE_concat = -f concat -i $(TARGET_PATH)/$(DNNT)/resize/clips.ffconcat \
+    -vf $(DNNT_RESIZE_VF)
+DNNT_RESIZE_inline = -reinit_filter 0 $(DNNT_RESIZE_reinit)
+
+# $(1) part, $(2) size, $(3) its first frame in testsrc2, $(4) pixfmt
+define DNNT_RESIZE_PART
+$(DNNT)/resize-$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
 	@mkdir -p $(DNNT)
-	$(DNNT_FF) -f lavfi -i testsrc2=s=64x48:r=5 -frames:v 3 \
-	    -vf format=rgb24 -f rawvideo -y $@
-$(DNNT)/resize-b.in: ffmpeg$(PROGSSUF)$(EXESUF)
-	@mkdir -p $(DNNT)
-	$(DNNT_FF) -f lavfi -i testsrc2=s=80x56:r=5 -frames:v 3 \
-	    -vf format=rgb24,trim=start_frame=3 -f rawvideo -y $@
-$(DNNT)/resize/stamp: $(DNNT)/resize-a.in $(DNNT)/resize-b.in
+	$(DNNT_FF) -f lavfi -i testsrc2=s=$(2):r=5 -frames:v 5 \
+	    -vf format=rgb24,trim=start_frame=$(3),format=$(4) -f rawvideo -y $$@
+endef
+$(eval $(call DNNT_RESIZE_PART,a,64x48,0,rgb24))
+$(eval $(call DNNT_RESIZE_PART,b,80x56,5,rgb24))
+$(eval $(call DNNT_RESIZE_PART,c,64x48,10,rgb24))
+$(eval $(call DNNT_RESIZE_PART,gray,64x48,5,gray))
+
+# Recipe lines: part $(2) (size $(3), pixfmt $(4)) into directory $(1), as
+# PNGs numbered from $(5) and as a NUT clip added to the concat list.
+define DNNT_PART_TO_CLIPS
+$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s $(3) -framerate 5 \
+    -i $(DNNT)/resize-$(2).in -start_number $(5) $(1)/%03d.png
+$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s $(3) -framerate 5 \
+    -i $(DNNT)/resize-$(2).in -c:v png $(1)/$(2).nut
+printf 'file %s.nut\nduration 1\n' $(2) >> $(1)/clips.ffconcat
+endef
+
+$(DNNT)/resize/stamp: $(DNNT)/resize-a.in $(DNNT)/resize-b.in $(DNNT)/resize-c.in
 	@rm -rf $(DNNT)/resize && mkdir -p $(DNNT)/resize
-	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 64x48 -i $(DNNT)/resize-a.in \
-	    -start_number 1 $(DNNT)/resize/%03d.png
-	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 80x56 -i $(DNNT)/resize-b.in \
-	    -start_number 4 $(DNNT)/resize/%03d.png
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize,a,64x48,rgb24,1)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize,b,80x56,rgb24,6)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize,c,64x48,rgb24,11)
 	@touch $@
 $(DNNT)/resize.ref: $(DNNT)/resize/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
 	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
 	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 80 56 $(DNNT)/resize-b.in $@.b
-	cat $@.a $@.b > $@
-	@rm -f $@.a $@.b
+	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.b $@.c
 
+# $(1) test name, $(2) ffmpeg options up to the filter's options, $(3) what
+# follows them, $(4) reference: sync against the reference, and the sync
+# framecrc that the async cases must give
 define DNNT_RESIZE_ORACLE
-fate-dnn-torch-resize-$(1)-sync: $(DNNT)/resize.ref
-fate-dnn-torch-resize-$(1)-sync: CMD = ffmpeg $(2):async=0 -noautoscale -f rawvideo -
-fate-dnn-torch-resize-$(1)-sync: CMP = oneoff
-fate-dnn-torch-resize-$(1)-sync: FUZZ = 1
-fate-dnn-torch-resize-$(1)-sync: REF = $(DNNT)/resize.ref
-FATE_DNN_TORCH += fate-dnn-torch-resize-$(1)-sync
+fate-dnn-torch-$(1)-sync: $(DNNT)/$(4)
+fate-dnn-torch-$(1)-sync: CMD = ffmpeg $(2):async=0$(3) -noautoscale -f rawvideo -
+fate-dnn-torch-$(1)-sync: CMP = oneoff
+fate-dnn-torch-$(1)-sync: FUZZ = 1
+fate-dnn-torch-$(1)-sync: REF = $(DNNT)/$(4)
+FATE_DNN_TORCH += fate-dnn-torch-$(1)-sync
+$(DNNT)/$(1)-sync.framecrc: $(DNNT)/$(4)
+	$(DNNT_FF) -nostats -noauto_conversion_filters $(2):async=0$(3) \
+	    -noautoscale -bitexact -f framecrc -y $$@
 endef
-$(eval $(call DNNT_RESIZE_ORACLE,reinit,$(DNNT_RESIZE)))
-$(eval $(call DNNT_RESIZE_ORACLE,inline,$(DNNT_RESIZE_INLINE)))
 
-$(DNNT)/resize-inline-sync.framecrc: $(DNNT)/resize/stamp $(DNNT)/models.stamp
-	$(DNNT_FF) -nostats -noauto_conversion_filters $(DNNT_RESIZE_INLINE):async=0 \
-	    -noautoscale -bitexact -f framecrc -y $@
+# $(1) test name, $(2) and $(3) as above, $(4) name of the case, $(5) the
+# filter's options for it
 define DNNT_RESIZE_ASYNC
-fate-dnn-torch-resize-inline-async-nireq$(1): $(DNNT)/resize-inline-sync.framecrc
-fate-dnn-torch-resize-inline-async-nireq$(1): CMD = framecrc $(DNNT_RESIZE_INLINE):async=1:nireq=$(1) -noautoscale
-fate-dnn-torch-resize-inline-async-nireq$(1): REF = $(DNNT)/resize-inline-sync.framecrc
-FATE_DNN_TORCH += fate-dnn-torch-resize-inline-async-nireq$(1)
+fate-dnn-torch-$(1)-$(4): $(DNNT)/$(1)-sync.framecrc
+fate-dnn-torch-$(1)-$(4): CMD = framecrc $(2)$(5)$(3) -noautoscale
+fate-dnn-torch-$(1)-$(4): REF = $(DNNT)/$(1)-sync.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-$(1)-$(4)
 endef
-$(foreach n,1 2 4,$(eval $(call DNNT_RESIZE_ASYNC,$(n))))
+
+# $(1) test name, $(2) and $(3) as above, $(4) reference, $(5) with a case
+# of default options or not
+define DNNT_RESIZE_TESTS
+$(eval $(call DNNT_RESIZE_ORACLE,$(1),$(2),$(3),$(4)))
+$(foreach n,1 2 4,$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),async-nireq$(n),:async=1:nireq=$(n))))
+$(if $(5),$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),default,)))
+endef
+
+$(eval $(call DNNT_RESIZE_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),,resize.ref,default))
+$(eval $(call DNNT_RESIZE_TESTS,resize-concat,$(DNNT_RESIZE_concat),,resize.ref,default))
+$(eval $(call DNNT_RESIZE_TESTS,resize-inline,$(DNNT_RESIZE_inline),,resize.ref,))
+
+# A stream that changes pixel format twice (PNGs of 64x48: rgb24, gray8,
+# rgb24) through the invert model (1 - x, any number of channels): the
+# model gets the gray8 frames as they are and scale turns its output into
+# rgb24.  Sync against the oracle, async against sync, as above.
+$(DNNT)/pixfmt/stamp: $(DNNT)/resize-a.in $(DNNT)/resize-gray.in $(DNNT)/resize-c.in
+	@rm -rf $(DNNT)/pixfmt && mkdir -p $(DNNT)/pixfmt
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/pixfmt,a,64x48,rgb24,1)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/pixfmt,gray,64x48,gray,6)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/pixfmt,c,64x48,rgb24,11)
+	@touch $@
+$(DNNT)/pixfmt.ref: $(DNNT)/pixfmt/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/invert.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/invert.pt gray8 64 48 $(DNNT)/resize-gray.in $@.g
+	$(DNNT_FF) -f rawvideo -pix_fmt gray -s 64x48 -i $@.g -vf scale,format=rgb24 \
+	    -f rawvideo -y $@.b
+	$(DNNT_PY)/oracle.py $(DNNT)/invert.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.g $@.b $@.c
+DNNT_PIXFMT = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/pixfmt/%03d.png \
+    -vf $(DNNT_OPT)/invert.pt
+$(eval $(call DNNT_RESIZE_TESTS,pixfmt,$(DNNT_PIXFMT),$(DNNT_COMMA)scale$(DNNT_COMMA)format=rgb24,pixfmt.ref,default))
 
 # The libavfilter API example doc/examples/dnn_torch_graph.c builds
 # buffer -> dnn_processing -> buffersink itself, sets the options through
@@ -326,6 +384,17 @@ fate-dnn-torch-valgrind-api: CMD = $(DNNT_PY)/valgrind_leaks.py --all \
     -o async=1 -o nireq=2 $(TARGET_PATH)/$(DNNT)/conv.pt - $(DNNT_API_IN)
 fate-dnn-torch-valgrind-api: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-api
+
+# A stream that changes size twice, async: ffmpeg drains and frees the old
+# graph at each change (with requests in flight until the drain), and the
+# last one at the end.
+fate-dnn-torch-valgrind-reinit: $(DNNT)/resize/stamp
+fate-dnn-torch-valgrind-reinit: CMD = $(DNNT_PY)/valgrind_leaks.py \
+    tests/data/fate/dnn-torch-valgrind-reinit.vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    $(DNNT_RESIZE_reinit):async=1:nireq=2 -f null -
+fate-dnn-torch-valgrind-reinit: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-reinit
 
 $(FATE_DNN_TORCH_VALGRIND): ffmpeg$(PROGSSUF)$(EXESUF) tests/base64$(HOSTEXESUF) $(DNNT)/models.stamp
 	@mkdir -p tests/data/fate
