@@ -1110,8 +1110,11 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
 
 static int th_init_requests(DnnContext *ctx, THModel *th_model)
 {
+    /* CPU frames on CUDA: one request uploading, one in the model, one
+     * downloading */
     if (ctx->nireq <= 0)
-        ctx->nireq = ctx->async ? 2 : 1;
+        ctx->nireq = !ctx->async ? 1 :
+                     th_model->device_type == c10::DeviceType::CUDA ? 3 : 2;
 
     if (pthread_mutex_init(&th_model->mutex, NULL))
         return AVERROR(ENOMEM);
