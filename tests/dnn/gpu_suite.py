@@ -35,7 +35,7 @@ SW_FORMATS = ["rgb0", "bgr0", "rgba", "bgra"]
 class Suite:
     def __init__(self, args):
         self.ffmpeg = args.ffmpeg
-        self.dir = args.workdir
+        self.dir = os.path.abspath(args.workdir)    # concat lists name files in it
         self.passed = 0
         self.failed = 0
         os.makedirs(self.dir, exist_ok=True)
