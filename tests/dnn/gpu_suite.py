@@ -479,7 +479,9 @@ def join_pair(s, tag, pre, parts, fps, vf, sw, scale):
     outs = []
     for name, inp in inputs:
         out = s.path("%s.%s" % (tag, name))
-        rc, err = s.ff(pre + inp + ["-vf", vf, "-noautoscale", "-f", "rawvideo", out])
+        # passthrough: a lost frame must not be hidden by a duplicated one
+        rc, err = s.ff(pre + inp + ["-vf", vf, "-noautoscale", "-fps_mode", "passthrough",
+                                    "-f", "rawvideo", out])
         if rc:
             last = err.strip().splitlines()[-1:]
             s.check(tag + "-" + name, False, "(rc %d: %s)" % (rc, last))
@@ -508,8 +510,11 @@ def run_reinit(s):
                      "hwdownload,format=%s" % (sw, s.model(model), opts, sw)
                 join_pair(s, "reinit-hwupload-%s-%s-%s" % (sw, model, oname), up,
                           [a, b, a], 5, vf, sw, scale)
-    a = (nvdec_clip(s, "mpeg2video", "640x360", "bt709", "tv"), 640, 360, 5)
-    b = (nvdec_clip(s, "mpeg2video", "1280x720", "bt709", "tv"), 1280, 720, 5)
+    # MJPEG: FFmpeg 9.0.2's MPEG-2 decoder drops its delayed last picture at
+    # a sequence change inside one stream (concat of two sizes: 13 frames of
+    # 15 decoded, with or without any filter), MJPEG has no delay
+    a = (nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc"), 640, 360, 5)
+    b = (nvdec_clip(s, "mjpeg", "1280x720", "bt709", "pc"), 1280, 720, 5)
     dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
     for model, scale in JOIN_MODELS:
         for oname, opts in JOIN_OPTIONS:
