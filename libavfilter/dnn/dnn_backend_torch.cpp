@@ -414,6 +414,19 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     return 0;
 }
 
+#if TH_CUDA_FRAMES
+/* Start the copy of a staged request's output; th_finish_request() ends it. */
+static int th_download_staged(THInferRequest *request, const torch::Tensor &y, AVFrame *out)
+{
+    int byte[3], ret;
+
+    th_frame_bytes(out->format, (int)y.size(1), byte);
+    ret = ff_dnn_th_cuda_stage_download(request->cuda_stage, y, byte, out);
+    request->finish = ret >= 0;
+    return ret;
+}
+#endif
+
 /* Give the output frame buffers of the model's output size when it differs. */
 static int th_resize_output_frame(THModel *th_model, AVFrame *out, int width, int height)
 {
@@ -505,21 +518,15 @@ static int infer_completion_callback(THInferRequest *request)
     ret = th_resize_output_frame(th_model, out, width, height);
     if (ret < 0)
         return ret;
+#if TH_CUDA_FRAMES
+    if (request->cuda_stage)        /* runs inside ff_dnn_th_cuda_stage_run() */
+        return th_download_staged(request, y, out);
+#endif
 
     try {
         torch::NoGradGuard no_grad;
         torch::Tensor dst = th_frame_view(out, channels);
         torch::Tensor f;
-
-#if TH_CUDA_FRAMES
-        if (request->cuda_stage) {
-            int byte[3];
-            th_frame_bytes(out->format, channels, byte);
-            ret = ff_dnn_th_cuda_stage_download(request->cuda_stage, y, byte, out);
-            request->finish = ret >= 0;
-            return ret;
-        }
-#endif
         if (out->format == AV_PIX_FMT_GRAYF32) {
             dst.copy_(y[0].permute({ 1, 2, 0 }));
             return 0;

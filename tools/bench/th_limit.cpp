@@ -77,6 +77,46 @@ static void channels_last(torch::jit::Module &module)
             p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
 }
 
+struct Extra {
+    bool hold = false, cl = false;
+    long count = 0;
+    std::string dtype = "fp32";
+};
+
+static Extra parse_extra(int argc, char **argv)
+{
+    Extra e;
+
+    for (int i = 7; i < argc; i++) {
+        const std::string a = argv[i];
+        e.hold  |= a == "hold";
+        e.count  = a.rfind("count=", 0) == 0 ? std::atol(argv[i] + 6) : e.count;
+        e.dtype  = a.rfind("dtype=", 0) == 0 ? a.substr(6) : e.dtype;
+        e.cl    |= a == "cl=1";
+    }
+    return e;
+}
+
+static torch::jit::Module load_model(const char *path, const torch::Device &dev,
+                                     torch::ScalarType type, bool cl)
+{
+    torch::jit::Module module = torch::jit::load(path, dev);
+
+    module.eval();
+    module.to(type);
+    if (cl)
+        channels_last(module);
+    return module;
+}
+
+static void report(double fwd, double frm, int ow, int oh, const Extra &ex)
+{
+    std::printf("{\"forward_fps\": %.3f, \"frame_fps\": %.3f, "
+                "\"out\": [%d, %d], \"threads\": %d, \"dtype\": \"%s\", \"cl\": %d}\n",
+                fwd, frm, ow, oh, (int)at::get_num_threads(), ex.dtype.c_str(), (int)ex.cl);
+    std::fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 7) {
@@ -86,34 +126,20 @@ int main(int argc, char **argv)
     const int w = std::atoi(argv[2]), h = std::atoi(argv[3]);
     const torch::Device dev(argv[4]), frame_dev(argv[5]);
     const double seconds = std::atof(argv[6]);
-    bool hold = false, cl = false;
-    long count = 0;
-    std::string dtype = "fp32";
-
-    for (int i = 7; i < argc; i++) {
-        const std::string a = argv[i];
-        hold  |= a == "hold";
-        count  = a.rfind("count=", 0) == 0 ? std::atol(argv[i] + 6) : count;
-        dtype  = a.rfind("dtype=", 0) == 0 ? a.substr(6) : dtype;
-        cl    |= a == "cl=1";
-    }
+    const Extra ex = parse_extra(argc, argv);
 
     try {
         if ((dev.is_cuda() || frame_dev.is_cuda()) && !torch::cuda::is_available())
             throw std::runtime_error("CUDA asked for but not available");
         c10::InferenceMode guard;
         torch::jit::setGraphExecutorOptimize(false);
-        torch::jit::Module module = torch::jit::load(argv[1], dev);
-        const torch::ScalarType type = parse_dtype(dtype);
-        module.eval();
-        module.to(type);
-        if (cl)
-            channels_last(module);
+        const torch::ScalarType type = parse_dtype(ex.dtype);
+        torch::jit::Module module = load_model(argv[1], dev, type, ex.cl);
 
         auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(frame_dev);
         torch::Tensor frame = torch::randint(0, 256, {h, w, 3}, u8);
         auto xo = torch::TensorOptions().dtype(type).device(dev);
-        torch::Tensor x = cl ? torch::empty({1, h, w, 3}, xo).permute({0, 3, 1, 2})
+        torch::Tensor x = ex.cl ? torch::empty({1, h, w, 3}, xo).permute({0, 3, 1, 2})
                              : torch::empty({1, 3, h, w}, xo);
         x[0].copy_(frame.permute({2, 0, 1}));
         x.div_(255);
@@ -132,8 +158,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < (dev.is_cuda() ? 20 : 3); i++)
             full();
         sync(dev);
-        if (count) {
-            for (long i = 0; i < count; i++)
+        if (ex.count) {
+            for (long i = 0; i < ex.count; i++)
                 full();
             sync(dev);
             return 0;
@@ -142,16 +168,13 @@ int main(int argc, char **argv)
 
         const double fwd = rate(dev, seconds, forward);
         const double frm = rate(dev, seconds, full);
-        std::printf("{\"forward_fps\": %.3f, \"frame_fps\": %.3f, "
-                    "\"out\": [%d, %d], \"threads\": %d, \"dtype\": \"%s\", \"cl\": %d}\n",
-                    fwd, frm, ow, oh, (int)at::get_num_threads(), dtype.c_str(), (int)cl);
-        std::fflush(stdout);
+        report(fwd, frm, ow, oh, ex);
     } catch (const std::exception &e) {
         const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
         std::cerr << "th_limit: " << (ce ? ce->what_without_backtrace() : e.what()) << "\n";
         return 1;
     }
-    if (hold) {
+    if (ex.hold) {
         std::string line;
         std::getline(std::cin, line);
     }
