@@ -440,4 +440,3 @@ fate-dnn-torch-valgrind: $(FATE_DNN_TORCH_VALGRIND)
 dnn-torch-valgrind-testlist:
 	@mkdir -p tests/data
 	@printf '%s\n' $(FATE_DNN_TORCH_VALGRIND) > tests/data/fate-dnn-torch-valgrind.list
-
