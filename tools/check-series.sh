@@ -1,9 +1,11 @@
 #!/bin/sh
 # Prove the patch series of "make series": apply it with git am to a fresh
-# unpacked FFmpeg tarball, run FFmpeg's tools/patcheck on every patch (its
-# complaints are printed; tools/patcheck-notes.txt explains the ones we
-# keep), configure with our flags (build/config.mk), build ffmpeg and the
-# API example and run fate-dnn-torch there.
+# unpacked FFmpeg tarball, build doc/ffmpeg-filters.texi with makeinfo and
+# compare with pristine FFmpeg's (tools/check-doc.sh), run FFmpeg's
+# tools/patcheck on every patch (its complaints are printed;
+# tools/patcheck-notes.txt explains the ones we keep), configure with our
+# flags (build/config.mk), build ffmpeg and the API example and run
+# fate-dnn-torch there.
 #
 # usage: check-series.sh SERIESDIR WORKDIR [--each]
 #   --each   also build every commit of the series on its own
@@ -41,6 +43,14 @@ git commit -q -m base
 git tag base
 git am -q $patches || die "git am failed; see $work"
 git log --reverse --format='   %s' base..HEAD
+
+echo "== the filters doc against pristine FFmpeg's (tools/check-doc.sh)"
+rm -rf "$work.doc-base"
+mkdir -p "$work.doc-base"
+git archive base doc | tar -x -C "$work.doc-base"
+"$top/tools/check-doc.sh" "$work.doc-base" "$work" ||
+    die "makeinfo on doc/ffmpeg-filters.texi: see above"
+rm -rf "$work.doc-base"
 
 echo "== tools/patcheck: its hints, with how many lines each (hints only;"
 echo "   see tools/patcheck-notes.txt; the full output is in $work.patcheck/)"

@@ -35,6 +35,7 @@
 
 #include <cstdio>
 #include <torch/script.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
 
 extern "C" {
@@ -478,15 +479,28 @@ static int th_forward_error(THModel *th_model, const torch::Tensor &input,
     return th_error(th_model->ctx, what, e);
 }
 
+/*
+ * Run the model's forward on one input.  Whether TorchScript's graph
+ * executor optimizes is a thread-local flag of LibTorch, and the forward may
+ * run on the worker thread: set it here, for this model, around each call.
+ */
+static torch::jit::IValue th_forward(THModel *th_model, const torch::Tensor &input)
+{
+    torch::NoGradGuard no_grad;
+    torch::jit::GraphOptimizerEnabledGuard optimize(
+        !!th_model->ctx->torch_option.optimize);
+    std::vector<torch::jit::IValue> inputs{ input };
+
+    return th_model->jit_model->forward(inputs);
+}
+
 static int th_start_inference(void *args)
 {
     THInferRequest *request = (THInferRequest *)args;
     THModel *th_model = (THModel *)request->task->model;
 
     try {
-        torch::NoGradGuard no_grad;
-        std::vector<torch::jit::IValue> inputs{ request->input };
-        torch::jit::IValue result = th_model->jit_model->forward(inputs);
+        torch::jit::IValue result = th_forward(th_model, request->input);
 
         if (!result.isTensor()) {
             av_log(th_model->ctx, AV_LOG_ERROR, "model returned a %s, not a tensor\n",
@@ -887,11 +901,9 @@ static int get_input_th(DNNModel *model, DNNData *input, const char *input_name)
 /* Run the model once on a blank input; returns its output or throws. */
 static torch::Tensor th_probe(THModel *th_model, int channels, int width, int height)
 {
-    torch::NoGradGuard no_grad;
     torch::Tensor store;
-    std::vector<torch::jit::IValue> inputs{
-        th_input_view(th_model, store, channels, height, width).zero_() };
-    torch::jit::IValue result = th_model->jit_model->forward(inputs);
+    torch::jit::IValue result = th_forward(th_model,
+        th_input_view(th_model, store, channels, height, width).zero_());
 
     if (!result.isTensor())
         throw std::runtime_error(std::string("model returned a ") +
@@ -1102,7 +1114,6 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
         th_model->jit_model = new torch::jit::Module(
             torch::jit::load(ctx->model_filename, th_device(th_model)));
         th_model->jit_model->eval();
-        torch::jit::setGraphExecutorOptimize(!!ctx->torch_option.optimize);
         ret = th_setup_precision(ctx, th_model);
         if (ret >= 0)
             th_layout_model(th_model);

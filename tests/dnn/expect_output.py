@@ -3,8 +3,9 @@
     python3 expect_output.py REGEX [REGEX...] -- COMMAND [ARG...]
 
 Passes (exit 0, one line on stdout) when COMMAND exits with status 0 and
-every REGEX matches its stdout and stderr together (re.search, multiline).
-Otherwise prints what went wrong and the output, and exits 1.
+every REGEX matches its stdout and stderr together (re.search, multiline),
+except that a REGEX written !REGEX must not match.  Otherwise prints what
+went wrong and the output, and exits 1.
 """
 
 import re
@@ -21,7 +22,11 @@ def main():
                           stderr=subprocess.STDOUT, timeout=300)
     out = proc.stdout.decode("utf-8", "replace")
     problems = ["exit status %d" % proc.returncode] if proc.returncode else []
-    problems += ["no match for /%s/" % r for r in regexes if not re.search(r, out, re.M)]
+    for r in regexes:
+        want = not r.startswith("!")
+        pattern = r if want else r[1:]
+        if bool(re.search(pattern, out, re.M)) != want:
+            problems.append("%s match for /%s/" % ("no" if want else "a", pattern))
     if problems:
         print("FAIL: " + "; ".join(problems))
         print("--- output ---")

@@ -282,6 +282,41 @@ fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
 fate-dnn-torch-help: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help
 
+# optimize is per model: whether TorchScript's graph executor optimizes is a
+# thread-local flag of LibTorch, set around each forward in the thread that
+# runs it.  PYTORCH_JIT_LOG_LEVEL makes the executor print each graph it
+# optimizes ("Optimized Graph:", then the model's class) or runs as it is.
+# $(1) test name, $(2) the filters after format=rgb24, $(3) regexes
+define DNNT_OPTIMIZE
+fate-dnn-torch-optimize-$(1): $(DNNT)/models.stamp
+fate-dnn-torch-optimize-$(1): CMD = env "PYTORCH_JIT_LOG_LEVEL=>profiling_graph_executor_impl" \
+    $(DNNT_PY)/expect_output.py $(3) -- $(TARGET_PATH)/$(DNNT_FF) \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 -vf format=rgb24,$(strip $(2)) -f null -
+fate-dnn-torch-optimize-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-optimize-$(1)
+endef
+
+# "X Graph:", then on the next line the class of the model: graphs that
+# the executor optimized, or set up to run as they are (NoOpt)
+DNNT_OPT_INV    = "Optimized Graph: *\n[^\n]*__torch__\.Invert,"
+DNNT_OPT_CONV   = "Optimized Graph: *\n[^\n]*__torch__\.Conv,"
+DNNT_NOOPT_INV  = "NoOpt Graph: *\n[^\n]*__torch__\.Invert,"
+DNNT_NOOPT_CONV = "NoOpt Graph: *\n[^\n]*__torch__\.Conv,"
+DNNT_INV_ON     = $(DNNT_OPT)/invert.pt:async=0:optimize=1
+DNNT_CONV_OFF   = $(DNNT_OPT)/conv.pt:async=0:optimize=0
+
+# optimize=0 with async: the forwards on the worker thread are not optimized
+$(eval $(call DNNT_OPTIMIZE,async-off,$(DNNT_OPT)/conv.pt:async=1:optimize=0,\
+    $(DNNT_NOOPT_CONV) "!Optimized Graph:"))
+$(eval $(call DNNT_OPTIMIZE,async-on,$(DNNT_OPT)/conv.pt:async=1:optimize=1,\
+    $(DNNT_OPT_CONV) "!"$(DNNT_NOOPT_CONV)))
+# two models in one thread, loaded in either order: each keeps its own
+DNNT_PER_MODEL  = $(DNNT_OPT_INV) "!"$(DNNT_NOOPT_INV) $(DNNT_NOOPT_CONV) "!"$(DNNT_OPT_CONV)
+$(eval $(call DNNT_OPTIMIZE,per-model-on-off,\
+    $(DNNT_INV_ON)$(DNNT_COMMA)$(DNNT_CONV_OFF),$(DNNT_PER_MODEL)))
+$(eval $(call DNNT_OPTIMIZE,per-model-off-on,\
+    $(DNNT_CONV_OFF)$(DNNT_COMMA)$(DNNT_INV_ON),$(DNNT_PER_MODEL)))
+
 # LibTorch's whole message, the TorchScript traceback, at verbose level.
 fate-dnn-torch-err-traceback-verbose: $(DNNT)/models.stamp
 fate-dnn-torch-err-traceback-verbose: CMD = $(DNNT_PY)/expect_error.py \
@@ -405,4 +440,3 @@ fate-dnn-torch-valgrind: $(FATE_DNN_TORCH_VALGRIND)
 dnn-torch-valgrind-testlist:
 	@mkdir -p tests/data
 	@printf '%s\n' $(FATE_DNN_TORCH_VALGRIND) > tests/data/fate-dnn-torch-valgrind.list
-
