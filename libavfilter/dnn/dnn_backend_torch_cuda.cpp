@@ -604,6 +604,15 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
 
 /* ---- packed RGB frames ---- */
 
+/* Model channels 0..C-1 sit in consecutive bytes: one strided view takes them. */
+static bool th_bytes_in_order(const int *byte, int channels)
+{
+    for (int c = 1; c < channels; c++)
+        if (byte[c] != byte[0] + c)
+            return false;
+    return true;
+}
+
 /*
  * H x W x C uint8 (any strides) / 255 into input (1 x C x H x W, in the
  * model's dtype and layout), one kernel per channel run in byte order;
@@ -612,11 +621,7 @@ static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
 static void th_bytes_to_input(const torch::Tensor &src, const int *byte, int channels,
                               const torch::Tensor &k255, torch::Tensor &input)
 {
-    bool in_order = true;
-
-    for (int c = 1; c < channels; c++)
-        in_order &= byte[c] == byte[0] + c;
-    if (in_order) {
+    if (th_bytes_in_order(byte, channels)) {
         torch::Tensor planes = input[0];
         at::div_out(planes, src.narrow(2, byte[0], channels).permute({ 2, 0, 1 }), k255);
         return;
@@ -657,7 +662,6 @@ static void th_rgb_to_tensor(THCuda *cuda, const AVFrame *frame, const THInputSp
 static void th_output_to_bytes(torch::Tensor y, const int *byte, int channels, torch::Tensor dst)
 {
     torch::Tensor q, u8;
-    bool in_order = true;
 
     if (y.scalar_type() != torch::kFloat32)
         y = y.to(torch::kFloat32);
@@ -665,9 +669,7 @@ static void th_output_to_bytes(torch::Tensor y, const int *byte, int channels, t
     /* its bytes as they are (int_repr() would copy them) */
     u8 = torch::from_blob(q.data_ptr(), q.sizes(), q.strides(),
                           torch::TensorOptions().dtype(torch::kUInt8).device(q.device()));
-    for (int c = 1; c < channels; c++)
-        in_order &= byte[c] == byte[0] + c;
-    if (in_order) {
+    if (th_bytes_in_order(byte, channels)) {
         dst.narrow(2, byte[0], channels).copy_(u8.permute({ 1, 2, 0 }));
         return;
     }
