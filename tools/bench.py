@@ -48,12 +48,14 @@ class Scenario:
     async_: int = 1
     clip: str = ""              # the NVDEC scenario's input
     precision: str = ""         # the torch option; "" is its default (auto)
+    channels_last: int = -1     # the torch option; -1 is its default (auto)
 
     @property
     def name(self):
         where = {"cpu": self.device, "nvdec": "NVDEC MPEG-2 -> cuda"}.get(
             self.frames, f"{self.device}, {self.frames} frames")
         prec = f" {self.precision}" if self.precision else ""
+        prec += " nchw" if self.channels_last == 0 else ""
         return f"{self.model} {self.width}x{self.height} {where}{prec} async={self.async_}"
 
 
@@ -71,6 +73,8 @@ def scenarios(gpu):
         for m, w, h in big[:2]:
             out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, precision="fp16"))
             out.append(Scenario(m, w, h, "cuda", builds=("ours",), precision="fp16"))
+            # float32 NCHW: the model as it ran before the precision options
+            out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, channels_last=0))
         # decode to inference: NVDEC's CUDA frames into the model (ours);
         # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
         out.append(Scenario("small", 1920, 1080, "cuda", "nvdec"))
@@ -99,6 +103,8 @@ def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
             opts += f":device={sc.device}"
         if sc.precision:
             opts += f":precision={sc.precision}"
+        if sc.channels_last >= 0:
+            opts += f":channels_last={sc.channels_last}"
         chain.append("dnn_processing=" + opts)
     return [ffmpeg, "-hide_banner", "-v", "error", "-nostats",
             "-progress", "pipe:1", "-stats_period", str(PERIOD), *pre, *src,
@@ -227,7 +233,8 @@ def limit_contender(sc, model, args, gpu):
     # the model alone in the backend's precision and layout (channels-last on CUDA)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
            "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
-           "dtype=" + (sc.precision or "fp32"), "cl=%d" % (sc.device != "cpu")]
+           "dtype=" + (sc.precision or "fp32"),
+           "cl=%d" % (sc.device != "cpu" and sc.channels_last != 0)]
 
     def timed():
         p = subprocess.Popen(cmd + ["hold"], stdin=subprocess.PIPE,
