@@ -45,6 +45,7 @@ extern "C" {
 
 #include "dnn_backend_torch_cuda.h"
 
+#include <cstring>
 #include <vector>
 
 /*
@@ -677,9 +678,43 @@ static void th_output_to_bytes(torch::Tensor y, const int *byte, int channels, t
         dst.select(2, byte[c]).copy_(u8[c]);
 }
 
+/* The output written by our kernel in one pass; false where it cannot be. */
+static bool th_kernel_to_rgb(THCuda *cuda, const torch::Tensor &y, AVFrame *frame)
+{
+    static const torch::ScalarType types[3] = {
+        torch::kFloat32, torch::kFloat16, torch::kBFloat16,
+    };
+    THBytesOut o = { 0 };
+
+    o.dtype = -1;
+    for (int i = 0; i < 3; i++)
+        if (y.scalar_type() == types[i])
+            o.dtype = i;
+    if (o.dtype < 0 || y.dim() != 3 || y.size(0) < 3 || y.size(1) != frame->height ||
+        y.size(2) != frame->width || !y.is_cuda())
+        return false;
+    o.src = y.data_ptr();
+    for (int i = 0; i < 3; i++)
+        o.stride[i] = y.stride(i) * y.element_size();
+    o.channels = 3;
+    o.dst      = frame->data[0];
+    o.linesize = frame->linesize[0];
+    o.bpp      = cuda->bpp;
+    o.pad      = cuda->pad;
+    o.width    = frame->width;
+    o.height   = frame->height;
+    memcpy(o.byte, cuda->rgb, sizeof(o.byte));
+    return ff_dnn_th_cudactx_to_bytes(cuda->ctx, c10::cuda::getCurrentCUDAStream().stream(),
+                                      &o) >= 0;
+}
+
 static void th_tensor_to_rgb(THCuda *cuda, const torch::Tensor &output, AVFrame *frame)
 {
-    torch::Tensor dst = th_cuda_view(cuda, frame);
+    torch::Tensor dst;
+
+    if (th_kernel_to_rgb(cuda, output[0], frame))
+        return;
+    dst = th_cuda_view(cuda, frame);
 
     th_output_to_bytes(output[0], cuda->rgb, 3, dst);
     if (cuda->pad >= 0)

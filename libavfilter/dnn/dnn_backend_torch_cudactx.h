@@ -28,6 +28,8 @@
 #ifndef AVFILTER_DNN_DNN_BACKEND_TORCH_CUDACTX_H
 #define AVFILTER_DNN_DNN_BACKEND_TORCH_CUDACTX_H
 
+#include <stdint.h>
+
 #include "libavutil/buffer.h"
 
 typedef struct THCudaCtx THCudaCtx;
@@ -53,5 +55,25 @@ int ff_dnn_th_cudactx_wait_frames(THCudaCtx *c, void *stream);
 
 /** Make later work on FFmpeg's stream wait for the work on stream. */
 int ff_dnn_th_cudactx_signal_frames(THCudaCtx *c, void *stream);
+
+/** A model output to write into packed 8-bit pixels. */
+typedef struct THBytesOut {
+    const void *src;        ///< C x H x W, in VRAM of the primary context
+    int dtype;              ///< 0 float32, 1 float16, 2 bfloat16
+    int64_t stride[3];      ///< of src, in bytes: channel, row, column
+    int channels;           ///< 1 or 3, written from src's first channels
+    void *dst;              ///< the first pixel
+    int linesize, bpp;
+    int byte[3];            ///< byte in the pixel of each channel
+    int pad;                ///< byte set to 255, or -1
+    int width, height;
+} THBytesOut;
+
+/**
+ * Queue on stream (primary context) the conversion of o->src to bytes:
+ * round(clamp(v * 255, 0, 255)), NaN as 0.  AVERROR(ENOSYS) when the
+ * kernels cannot be used here: the caller converts another way.
+ */
+int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o);
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDACTX_H */

@@ -132,6 +132,9 @@ def run_formats(s):
     for sw in SW_FORMATS:
         out, rc, err = s.cuda_path("conv", sw, w, h)
         s.compare("cuda-%s-vs-cpu" % sw, ref, out, 1)
+        if sw in ("rgb0", "bgra"):
+            s.check("cuda-%s-one-pass-output" % sw, "backend's CUDA kernel" in err,
+                    "(verbose log: output written by our kernel)")
 
 
 def run_sizes_and_contexts(s):
