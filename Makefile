@@ -121,11 +121,24 @@ $(BASELINE)/ffmpeg: $(BUILD)/baseline/flags
 	+$(FATE_ENV) $(MAKE) -C $(BASELINE) -j$(JOBS) ffmpeg
 	@touch $@
 
-baseline: $(BASELINE)/ffmpeg
+# The second anchor: upstream master (MASTER_TARBALL, from ./configure;
+# empty without the snapshot), the same flags.  A failed build leaves no
+# binary: the bench says so in the master column and goes on.
+MASTER_TREE := $(BUILD)/baseline/ffmpeg-master
+MASTER_BIN  := $(if $(MASTER_TARBALL),$(MASTER_TREE)/ffmpeg)
 
-bench: ffmpeg-build $(BASELINE)/ffmpeg
+$(MASTER_TREE)/ffmpeg: $(BUILD)/baseline/flags
+	tools/prepare-tree.sh $(MASTER_TREE) $(MASTER_TARBALL) pristine
+	cd $(MASTER_TREE) && $(PKGCFG) ./configure $(BASELINE_FLAGS) > $(BUILD)/baseline/master-configure.log 2>&1 && \
+	    $(FATE_ENV) $(MAKE) -C $(MASTER_TREE) -j$(JOBS) ffmpeg > $(BUILD)/baseline/master-build.log 2>&1 || \
+	    { rm -f $@; echo "upstream master did not build (build/baseline/master-*.log): no master column"; }
+	@[ ! -f $@ ] || touch $@
+
+baseline: $(BASELINE)/ffmpeg $(MASTER_BIN)
+
+bench: ffmpeg-build $(BASELINE)/ffmpeg $(MASTER_BIN)
 	@PYTHON=$(PYTHON) LIBTORCH=$(LIBTORCH) TORCH_CUDA=$(TORCH_CUDA) \
-	    BASELINE=$(BASELINE)/ffmpeg tools/bench.sh $(BUILD)/bench
+	    BASELINE=$(BASELINE)/ffmpeg MASTER=$(MASTER_BIN) tools/bench.sh $(BUILD)/bench
 
 # The patch series for upstream: commits listed in tools/series.txt.
 series: prepare

@@ -44,7 +44,7 @@ class Scenario:
     height: int
     device: str = "cpu"         # where the model runs
     frames: str = "cpu"         # where the frames live: cpu, cuda (hwupload), nvdec
-    builds: tuple = ("ours", "upstream")
+    builds: tuple = ("ours", "upstream", "master")
     async_: int = 1
     clip: str = ""              # the NVDEC scenario's input
     precision: str = ""         # the torch option; "" is its default (auto)
@@ -62,6 +62,8 @@ class Scenario:
 def scenarios(gpu):
     base = [("small", 640, 360), ("sr2", 320, 180), ("invert", 1920, 1080)]
     out = [Scenario(m, w, h, async_=a) for m, w, h in base for a in (1, 0)]
+    # default options (async=1, nireq=0) on a larger frame
+    out.insert(1, Scenario("small", 1280, 720))
     if gpu:
         big = [("small", 1920, 1080), ("sr2", 960, 540), ("invert", 1920, 1080)]
         for m, w, h in big:
@@ -287,9 +289,9 @@ def summarize(runs, counted, sc, args):
 def bench(sc, model, args, gpu):
     """Runs of the contenders interleaved, so that they share the machine's
     moods; returns {name: summary}."""
-    builds = {"ours": args.ours, "upstream": args.upstream}
+    builds = {"ours": args.ours, "upstream": args.upstream, "master": args.master}
     contenders = {b: ffmpeg_contender(builds[b], sc, model, args, gpu, b)
-                  for b in sc.builds}
+                  for b in sc.builds if builds[b]}
     contenders["limit"] = limit_contender(sc, model, args, gpu)
     runs = {name: [] for name in contenders}
     for _ in range(args.runs):
@@ -381,14 +383,16 @@ def markdown(head, results):
              f"{', CUDA ' + head['cuda'] if head['cuda'] else ''}. "
              f"fps: median (min–max) of {head['runs']} runs of {head['seconds']:g} s;"
              f" load average {' → '.join(map(str, head['load']))}.", "",
-             "| scenario | ours fps | upstream fps | limit fps (forward) | ours/upstream"
-             " | ours/limit | source fps | peak RSS MiB ours / up"
+             "| scenario | ours fps | upstream fps | master fps | limit fps (forward)"
+             " | ours/upstream | ours/master | ours/limit | source fps | peak RSS MiB ours / up"
              " | heap per frame ours / up / limit | allocs ≥ frame per frame ours / up / limit"
              + (" | GPU MiB start→end ours / up / limit" if gpu else "") + " | notes |",
-             "|" + " --- |" * (11 + gpu)]
+             "|" + " --- |" * (13 + gpu)]
     for r in results:
         b, lim = r["builds"], r["limit"]
-        ours, up = b.get("ours") or {}, b.get("upstream") or {}
+        ours, up, ms = (b.get(k) or {} for k in ("ours", "upstream", "master"))
+        ms_s = (fmt_fps(ms) if "master" in b else
+                "not built" if "master" in r.get("wanted", ()) else "n/a")
         lim_s = (f"{lim['fps']:.1f} ({lim['forward_fps']:.1f})"
                  if "fps" in lim else "failed")
         notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
@@ -396,8 +400,9 @@ def markdown(head, results):
         if r["frames"] == "nvdec" and r["source_fps"] and lim.get("fps"):
             cap = min(r["source_fps"], lim["fps"])
             notes.insert(0, f"ours / min(decode alone, limit) = {ratio(ours.get('fps'), cap)}")
-        row = [r["name"], fmt_fps(ours), fmt_fps(up) if "upstream" in b else "n/a", lim_s,
-               ratio(ours.get("fps"), up.get("fps")),
+        row = [r["name"], fmt_fps(ours), fmt_fps(up) if "upstream" in b else "n/a", ms_s,
+               lim_s, ratio(ours.get("fps"), up.get("fps")),
+               ratio(ours.get("fps"), ms.get("fps")),
                ratio(ours.get("fps"), lim.get("fps")),
                f"{r['source_fps']:.0f}" if r["source_fps"] else "–",
                joined([ours, up], "rss_mib", lambda v: f"{v:.0f}"),
@@ -417,8 +422,9 @@ def markdown(head, results):
 
 
 def plot_bars(ax, results):
-    series = [("ours", "tab:blue"), ("upstream", "tab:orange"), ("limit", "tab:green")]
-    width, failed, top = 0.27, [], 0
+    series = [("ours", "tab:blue"), ("upstream", "tab:orange"), ("master", "tab:purple"),
+              ("limit", "tab:green")]
+    width, failed, top = 0.2, [], 0
     for i, (name, color) in enumerate(series):
         xs, ys, err = [], [], [[], []]
         for x, r in enumerate(results):
@@ -427,9 +433,9 @@ def plot_bars(ax, results):
                 continue
             v = b.get("fps")
             if not v:
-                failed.append(x + (i - 1) * width)
+                failed.append(x + (i - 1.5) * width)
                 continue
-            xs.append(x + (i - 1) * width)
+            xs.append(x + (i - 1.5) * width)
             ys.append(v)
             err[0].append(v - b.get("min", v))
             err[1].append(b.get("max", v) - v)
@@ -483,6 +489,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--ours", required=True)
     ap.add_argument("--upstream", required=True)
+    ap.add_argument("--master", default="",
+                    help="upstream master's ffmpeg, the second anchor (optional)")
     ap.add_argument("--limit", required=True)
     ap.add_argument("--alloc", required=True)
     ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__),
@@ -494,6 +502,9 @@ def main():
     args.runs = int(os.environ.get("BENCH_RUNS", 3))
     args.timeout = 60 + 4 * args.seconds
     args.alloc = os.path.abspath(args.alloc)
+    if args.master and not os.access(args.master, os.X_OK):
+        print(f"bench: no upstream master at {args.master}: its column says not built")
+        args.master = ""
     only = re.compile(os.environ.get("BENCH_ONLY", ""))
     todo = [s for s in scenarios(gpu) if only.search(s.name)]
 
@@ -517,7 +528,7 @@ def main():
                                       min(2.0, args.seconds))["fps"]
         res = {"name": sc.name, "model": sc.model, "size": [sc.width, sc.height],
                "device": sc.device, "frames": sc.frames, "async": sc.async_,
-               "source_fps": sources[key]}
+               "source_fps": sources[key], "wanted": list(sc.builds)}
         res["builds"] = bench(sc, model, args, gpu and sc.device != "cpu")
         res["limit"] = res["builds"].pop("limit")
         results.append(res)

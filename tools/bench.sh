@@ -2,7 +2,7 @@
 # make bench: build the helpers of tools/bench/, then run tools/bench.py.
 #
 # usage: PYTHON=... LIBTORCH=... [TORCH_CUDA=yes] BASELINE=upstream-ffmpeg \
-#        tools/bench.sh [OUTDIR]
+#        [MASTER=upstream-master-ffmpeg] tools/bench.sh [OUTDIR]
 set -e
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,5 +41,5 @@ export PYTHONPATH="$pylib${PYTHONPATH:+:$PYTHONPATH}"
     echo "bench: could not install matplotlib: no plot"
 
 exec "$PYTHON" tools/bench.py --out "$out" --ours ./ffmpeg \
-    --upstream "$BASELINE" --limit "$out/th_limit" \
+    --upstream "$BASELINE" ${MASTER:+--master "$MASTER"} --limit "$out/th_limit" \
     --alloc "$out/alloc_count.so"
