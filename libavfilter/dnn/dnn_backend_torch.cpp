@@ -50,6 +50,8 @@ extern "C" {
 #include "safe_queue.h"
 }
 
+#include "dnn_backend_torch_aoti.h"
+
 #define TH_CUDA_FRAMES (CONFIG_LIBTORCH_CUDA && CONFIG_CUDA)
 #if TH_CUDA_FRAMES
 #include "dnn_backend_torch_cuda.h"
@@ -74,6 +76,7 @@ typedef struct THModel {
     DNNModel model;
     DnnContext *ctx;
     torch::jit::Module *jit_model;
+    THAoti *aoti;               ///< an AOTInductor package instead of jit_model
     c10::DeviceType device_type;
     int device_index;
 
@@ -487,6 +490,9 @@ static int th_forward_error(THModel *th_model, const torch::Tensor &input,
 static torch::jit::IValue th_forward(THModel *th_model, const torch::Tensor &input)
 {
     torch::NoGradGuard no_grad;
+
+    if (th_model->aoti)
+        return ff_dnn_th_aoti_run(th_model->aoti, input);
     torch::jit::GraphOptimizerEnabledGuard optimize(
         !!th_model->ctx->torch_option.optimize);
     std::vector<torch::jit::IValue> inputs{ input };
@@ -789,7 +795,8 @@ static torch::ScalarType th_weights_dtype(torch::jit::Module *module)
 static int th_setup_precision(DnnContext *ctx, THModel *th_model)
 {
     const char *name = ctx->torch_option.precision ? ctx->torch_option.precision : "auto";
-    torch::ScalarType weights = th_weights_dtype(th_model->jit_model);
+    torch::ScalarType weights = th_model->aoti ? ff_dnn_th_aoti_dtype(th_model->aoti) :
+                                th_weights_dtype(th_model->jit_model);
 
     th_model->dtype = weights;
     if (strcmp(name, "auto")) {
@@ -810,6 +817,12 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
                "fp16 or bf16\n", c10::toString(th_model->dtype));
         return AVERROR(EINVAL);
     }
+    if (th_model->dtype != weights && th_model->aoti) {
+        av_log(ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package compiled for %s "
+               "input: precision=%s cannot change it (export it again in that "
+               "precision)\n", ctx->model_filename, th_dtype_name(weights), name);
+        return AVERROR(EINVAL);
+    }
     if (th_model->dtype != weights)
         th_model->jit_model->to(th_model->dtype);
     if (th_model->dtype != torch::kFloat32 && th_model->device_type == c10::DeviceType::CPU)
@@ -828,6 +841,9 @@ static void th_layout_model(THModel *th_model)
     int want = th_model->ctx->torch_option.channels_last;
 
     th_model->channels_last = want < 0 ? th_model->device_type == c10::DeviceType::CUDA : want;
+    /* a package takes the strides it was exported for: contiguous NCHW */
+    if (th_model->aoti)
+        th_model->channels_last = 0;
     if (!th_model->channels_last)
         return;
     torch::NoGradGuard no_grad;
@@ -860,7 +876,13 @@ static int th_setup_cuda(THModel *th_model)
         return AVERROR(EINVAL);
     }
     try {
-        th_model->jit_model->to(c10::Device(c10::DeviceType::CUDA, index));
+        c10::Device device(c10::DeviceType::CUDA, index);
+        if (th_model->aoti)
+            ret = ff_dnn_th_aoti_to_device(th_model->aoti, ctx, device);
+        else
+            th_model->jit_model->to(device);
+        if (ret < 0)
+            return ret;
     } catch (const std::exception &e) {
         return th_error(ctx, "could not move the model to the frames' device", e);
     }
@@ -1091,6 +1113,7 @@ static void dnn_free_model_th(DNNModel **model)
 
     try {
         delete th_model->jit_model;
+        ff_dnn_th_aoti_free(&th_model->aoti);
     } catch (const std::exception &e) {
         th_error(th_model->ctx, "could not free the model", e);
     }
@@ -1111,16 +1134,26 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
     fclose(f);
 
     try {
-        th_model->jit_model = new torch::jit::Module(
-            torch::jit::load(ctx->model_filename, th_device(th_model)));
-        th_model->jit_model->eval();
+        if (ff_dnn_th_aoti_is_package(ctx->model_filename)) {
+            c10::Device device = th_device(th_model);
+            ret = ff_dnn_th_aoti_load(&th_model->aoti, ctx, ctx->model_filename,
+                                      !!ctx->device, &device);
+            if (ret < 0)
+                return ret;
+            th_model->device_type  = device.type();
+            th_model->device_index = device.has_index() ? device.index() : -1;
+        } else {
+            th_model->jit_model = new torch::jit::Module(
+                torch::jit::load(ctx->model_filename, th_device(th_model)));
+            th_model->jit_model->eval();
+        }
         ret = th_setup_precision(ctx, th_model);
         if (ret >= 0)
             th_layout_model(th_model);
     } catch (const std::exception &e) {
         char what[256];
-        snprintf(what, sizeof(what), "could not load TorchScript model '%s'",
-                 ctx->model_filename);
+        snprintf(what, sizeof(what), "could not load %s '%s'", th_model->aoti ?
+                 "AOTInductor package" : "TorchScript model", ctx->model_filename);
         return th_error(ctx, what, e);
     }
     return ret;

@@ -4,6 +4,8 @@ Every model is built with a fixed seed (or fixed weights), so the same file
 comes out on every machine.  Run as a script to write them:
 
     python3 models.py OUTDIR [NAME...]
+
+NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME.
 """
 
 import os
@@ -170,12 +172,31 @@ NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "nan_inf", "raise_late", "out3d", "out1ch"]
 
 
+# AOTInductor packages (.pt2): NAME_pt2 is model NAME exported with
+# torch.export (height 16..64, width 16..96) and compiled ahead of time for
+# the CPU (about a minute on two cores); only written when asked for.
+PACKAGE_SHAPES = {"h": (16, 64), "w": (16, 96)}
+
+
+def package(name, path):
+    torch.manual_seed(20261130)
+    m = {"conv": Conv}[name]().eval()
+    h = torch.export.Dim("h", min=PACKAGE_SHAPES["h"][0], max=PACKAGE_SHAPES["h"][1])
+    w = torch.export.Dim("w", min=PACKAGE_SHAPES["w"][0], max=PACKAGE_SHAPES["w"][1])
+    ep = torch.export.export(m, (torch.rand(1, 3, 48, 64),),
+                             dynamic_shapes={"x": {2: h, 3: w}})
+    torch._inductor.aoti_compile_and_package(ep, package_path=path)
+
+
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
     for name in sys.argv[2:] or NAMES:
+        if name.endswith("_pt2"):
+            package(name[:-4], os.path.join(outdir, name[:-4] + ".pt2"))
+            continue
         build(name).save(os.path.join(outdir, name + ".pt"))
     if not sys.argv[2:]:
         # a file that is not TorchScript, for the error tests

@@ -387,6 +387,43 @@ fate-dnn-torch-profiles: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-profiles
 endif
 
+# AOTInductor packages: conv.pt2 is the conv model exported for heights
+# 16..64 and widths 16..96 and compiled for the CPU.  Against PyTorch
+# running the TorchScript conv model on the same frames; the format is
+# told by the content, not the name (the package as .pt, TorchScript as
+# .pt2); a frame outside the exported sizes and a precision other than
+# the package's are one-line errors naming what the package takes.
+$(DNNT)/conv.pt2: $(SRC_PATH)/tests/dnn/models.py
+	@mkdir -p $(DNNT)
+	$(DNNT_PY)/models.py $(DNNT) conv_pt2
+$(DNNT)/pkg_named.pt: $(DNNT)/conv.pt2
+	cp $< $@
+$(DNNT)/ts_named.pt2: $(DNNT)/models.stamp
+	cp $(DNNT)/conv.pt $@
+
+define DNNT_PT2_ORACLE
+$(eval $(call DNNT_ORACLE,$(1),conv,rgb24,96,64,,u8,1))
+fate-dnn-torch-$(1): $(DNNT)/$(2)
+fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 96x64 \
+    -i $(TARGET_PATH)/$(DNNT)/$(1).in -vf $(DNNT_OPT)/$(2)$(3) -f rawvideo -
+endef
+
+$(eval $(call DNNT_PT2_ORACLE,pt2-rgb24,conv.pt2,))
+$(eval $(call DNNT_PT2_ORACLE,pt2-rgb24-sync,conv.pt2,:async=0))
+$(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,))
+$(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,))
+
+fate-dnn-torch-err-pt2-size: $(DNNT)/conv.pt2
+fate-dnn-torch-err-pt2-size: CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "exported for width 16..96 .torch.export.s dynamic shapes.$(DNNT_COMMA) not 128" \
+    $(TARGET_PATH)/$(DNNT_FF) -f lavfi -i testsrc2=s=128x48:r=5 -frames:v 3 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt2 -f null -
+fate-dnn-torch-err-pt2-size: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-pt2-size
+
+$(eval $(call DNNT_ERROR,pt2-precision,conv.pt2. is an AOTInductor package compiled for fp32 input: precision=fp16 cannot change it,conv.pt2,rgb24,:precision=fp16))
+fate-dnn-torch-err-pt2-precision: $(DNNT)/conv.pt2
+
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
 fate-dnn-torch: $(FATE_DNN_TORCH)

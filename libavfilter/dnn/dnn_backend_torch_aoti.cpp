@@ -1,0 +1,270 @@
+/*
+ * LibTorch DNN backend: AOTInductor packages
+ *
+ * This file is part of FFmpeg.
+ *
+ * FFmpeg is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Lesser General Public
+ * License as published by the Free Software Foundation; either
+ * version 2.1 of the License, or (at your option) any later version.
+ *
+ * FFmpeg is distributed in the hope that it will be useful,
+ * but WITHOUT ANY WARRANTY; without even the implied warranty of
+ * MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+ * Lesser General Public License for more details.
+ *
+ * You should have received a copy of the GNU Lesser General Public
+ * License along with FFmpeg; if not, write to the Free Software
+ * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+ */
+
+/**
+ * @file
+ * A .pt2 package holds a model compiled ahead of time for one kind of
+ * device, with the input shapes, dtype and strides it was exported for.
+ * The compiled code checks its input only when AOTI_RUNTIME_CHECK_INPUTS
+ * is set, and then reports on stderr; without the check, a frame of
+ * another size is read out of bounds.  So the check is switched on before
+ * the package first runs, and what the package takes is read from its
+ * generated checks at load, so that a frame it was not exported for is
+ * refused here with the package's limits in the message.
+ */
+
+#include <caffe2/serialize/inline_container.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+
+extern "C" {
+#include "libavutil/error.h"
+#include "libavutil/log.h"
+#include "libavutil/macros.h"
+}
+
+#include "dnn_backend_torch_aoti.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <regex>
+#include <string>
+
+struct THAoti {
+    std::string path;
+    torch::inductor::AOTIModelPackageLoader *loader;
+    std::string kind;               ///< the package's device: cpu or cuda
+    c10::DeviceType type;
+    int index;                      ///< the device it is loaded on
+    torch::ScalarType dtype;        ///< of its input, as its checks say
+    int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
+};
+
+int ff_dnn_th_aoti_is_package(const char *path)
+{
+    static const char mark[] = "/data/aotinductor/";
+    char head[4] = { 0 };
+    std::string tail;
+    FILE *f = fopen(path, "rb");
+    long size;
+
+    if (!f)
+        return 0;
+    if (fread(head, 1, 4, f) != 4 || memcmp(head, "PK\3\4", 4) ||
+        fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {
+        fclose(f);
+        return 0;
+    }
+    /* the zip's central directory, at the end, names every record */
+    tail.resize(FFMIN(size, 1L << 20));
+    if (fseek(f, size - (long)tail.size(), SEEK_SET) ||
+        fread(&tail[0], 1, tail.size(), f) != tail.size())
+        tail.clear();
+    fclose(f);
+    return tail.find(mark) != std::string::npos;
+}
+
+/* The generated C++ of the package's wrapper, where its input checks are. */
+static std::string th_wrapper_source(const std::string &path)
+{
+    caffe2::serialize::PyTorchStreamReader reader(path);
+
+    for (const std::string &name : reader.getAllRecords()) {
+        if (name.size() > 12 && !name.compare(name.size() - 12, 12, ".wrapper.cpp") &&
+            name.find("aotinductor/") != std::string::npos) {
+            at::DataPtr data;
+            size_t n;
+            std::tie(data, n) = reader.getRecord(name);
+            return std::string((const char *)data.get(), n);
+        }
+    }
+    return std::string();
+}
+
+/* Input dtype and size limits of input 0, from the generated checks. */
+static void th_read_checks(THAoti *a)
+{
+    static const struct { const char *name; torch::ScalarType type; } types[] = {
+        { "float32", torch::kFloat32 }, { "float16", torch::kHalf },
+        { "bfloat16", torch::kBFloat16 },
+    };
+    std::string src = th_wrapper_source(a->path);
+    size_t start = src.find("static void check_input_0(");
+    size_t end = src.find("static void check_input_1(");
+    std::smatch m;
+
+    src = start == std::string::npos ? std::string() : src.substr(start, end - start);
+    if (std::regex_search(src, m, std::regex("expected_dtype = aoti_torch_dtype_(\\w+)\\(\\)")))
+        for (const auto &t : types)
+            if (m[1] == t.name)
+                a->dtype = t.type;
+    std::regex limit("if \\((?:(\\d+) != \\w+_size\\[(\\d)\\]|\\w+_size\\[(\\d)\\] ([<>]) (\\d+))\\)");
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), limit);
+         it != std::sregex_iterator(); ++it) {
+        const std::smatch &c = *it;
+        if (c[1].matched) {
+            int d = std::stoi(c[2]);
+            a->lo[d] = a->hi[d] = std::stoll(c[1]);
+        } else {
+            int d = std::stoi(c[3]);
+            (c[4] == "<" ? a->lo[d] : a->hi[d]) = std::stoll(c[5]);
+        }
+    }
+}
+
+/* Where the package runs: its kind, on the index asked for (CUDA: 0 if none). */
+static int th_pick_device(THAoti *a, void *log_ctx, bool given, c10::Device *device)
+{
+    const char *path = a->path.c_str();
+
+    if (a->kind == "cpu") {
+        if (!device->is_cpu()) {
+            av_log(log_ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package compiled for "
+                   "the CPU; it cannot run on %s: drop the device option\n", path,
+                   device->str().c_str());
+            return AVERROR(EINVAL);
+        }
+        a->type = c10::DeviceType::CPU;
+        a->index = -1;
+        return 0;
+    }
+    if (a->kind != "cuda" || (given && !device->is_cuda())) {
+        av_log(log_ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package compiled for %s; "
+               "it cannot run on %s%s\n", path, a->kind.c_str(), device->str().c_str(),
+               a->kind == "cuda" ? ": use device=cuda or drop the device option" : "");
+        return AVERROR(EINVAL);
+    }
+    if (!torch::cuda::is_available()) {
+        av_log(log_ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package compiled for "
+               "CUDA, and LibTorch finds no CUDA device here\n", path);
+        return AVERROR(ENODEV);
+    }
+    a->type = c10::DeviceType::CUDA;
+    a->index = device->is_cuda() && device->has_index() ? device->index() : 0;
+    *device = c10::Device(a->type, a->index);
+    return 0;
+}
+
+static void th_new_loader(THAoti *a)
+{
+    a->loader = new torch::inductor::AOTIModelPackageLoader(
+        a->path, "model", false, 1,
+        a->type == c10::DeviceType::CUDA ? (c10::DeviceIndex)a->index : -1);
+}
+
+int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
+                        bool device_given, c10::Device *device)
+{
+    THAoti *a = new THAoti();
+    int ret;
+
+    *paoti = a;
+    a->path = path;
+    a->dtype = torch::kFloat32;
+    for (int d = 0; d < 4; d++) {
+        a->lo[d] = 0;
+        a->hi[d] = INT64_MAX;
+    }
+    /* the package's own checks of its input, before its first run */
+    setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
+    a->kind = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(
+        path, "model")["AOTI_DEVICE_KEY"];
+    ret = th_pick_device(a, log_ctx, device_given, device);
+    if (ret < 0)
+        return ret;
+    th_read_checks(a);
+    th_new_loader(a);
+    av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, input %s, "
+           "1x%" PRId64 "xHxW, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
+           a->kind.c_str(), c10::toString(a->dtype), a->lo[1], a->lo[2], a->hi[2],
+           a->lo[3], a->hi[3]);
+    return 0;
+}
+
+void ff_dnn_th_aoti_free(THAoti **paoti)
+{
+    if (!*paoti)
+        return;
+    delete (*paoti)->loader;
+    delete *paoti;
+    *paoti = NULL;
+}
+
+torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti)
+{
+    return aoti->dtype;
+}
+
+int ff_dnn_th_aoti_to_device(THAoti *a, void *log_ctx, const c10::Device &device)
+{
+    if (device.type() != a->type) {
+        av_log(log_ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package compiled for %s; "
+               "it cannot take frames on %s%s\n", a->path.c_str(), a->kind.c_str(),
+               device.str().c_str(), device.is_cuda() ?
+               ": put hwdownload before the filter" : "");
+        return AVERROR(EINVAL);
+    }
+    if (device.index() == a->index)
+        return 0;
+    delete a->loader;
+    a->loader = NULL;
+    a->index = device.index();
+    th_new_loader(a);
+    return 0;
+}
+
+/* Throws when the input is not what the package was exported for. */
+static void th_check_input(const THAoti *a, const torch::Tensor &input)
+{
+    char msg[256];
+
+    for (int d = 0; d < 4 && d < input.dim(); d++) {
+        if (input.size(d) >= a->lo[d] && input.size(d) <= a->hi[d])
+            continue;
+        if (d >= 2)
+            snprintf(msg, sizeof(msg), "the package was exported for %s %" PRId64
+                     "..%" PRId64 " (torch.export's dynamic shapes), not %" PRId64,
+                     d == 2 ? "height" : "width", a->lo[d], a->hi[d], input.size(d));
+        else
+            snprintf(msg, sizeof(msg), "the package takes %" PRId64 " %s, not %" PRId64,
+                     a->lo[d], d ? "channels" : "frames", input.size(d));
+        throw std::runtime_error(msg);
+    }
+    if (input.scalar_type() != a->dtype)
+        throw std::runtime_error(std::string("the package takes ") +
+                                 c10::toString(a->dtype) + " input");
+}
+
+torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
+{
+    void *stream = NULL;
+    std::vector<torch::Tensor> out;
+
+    th_check_input(a, input);
+    if (input.is_cuda())
+        stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
+                     ->getStream(input.device()).native_handle();
+    out = a->loader->run({ input.contiguous() }, stream);
+    if (out.empty())
+        throw std::runtime_error("the package returned no tensor");
+    return out[0];
+}
