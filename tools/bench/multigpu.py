@@ -21,7 +21,8 @@ looped to F frames, the model, -f null.  The cases:
 
 Steady state: every case runs with F1 and F2 frames per chain and the rate
 is (F2 - F1) / (t2 - t1), t the wall time of the process, so start-up (CUDA,
-model load: 1-1.5 s a process) cancels.  In one process both chains run F
+model load: 1-1.5 s a process) cancels; a short run at -v verbose first
+tells which GPU each chain's frames are on.  In one process both chains run F
 frames, so each chain's figure is that of the slower one.  With N runs the
 median rate is kept.  Writes DIR/multigpu.json and DIR/multigpu.md and prints
 the table.  With fewer than two GPUs only GPU 0 alone runs.
@@ -68,9 +69,10 @@ class Cases:
     def __init__(self, args, model):
         self.ffmpeg, self.model, self.opts = args.ffmpeg, model, args.opts
         self.src = ["-f", "lavfi", "-i", "testsrc2=s=%s:r=25:d=1" % args.size]
+        self.level = "error"
 
     def base(self):
-        return [self.ffmpeg, "-nostdin", "-hide_banner", "-v", "verbose", "-nostats"]
+        return [self.ffmpeg, "-nostdin", "-hide_banner", "-v", self.level, "-nostats"]
 
     def chain(self, frames, up):
         return ("%s,loop=loop=%d:size=1,dnn_processing=dnn_backend=torch:model=%s%s"
@@ -129,11 +131,26 @@ def first_error(log):
     return (lines or log.strip().splitlines()[-1:] or ["failed"])[0].strip()[:120]
 
 
-def measure(make, args):
-    """Steady fps per process of a case: a list, or a string saying why not;
-    and the GPUs its verbose log names for the CUDA frames of each filter."""
+def gpus_of(make, cases):
+    """The GPU of each filter's CUDA frames, from the verbose log of a short
+    run; or a string saying why the run failed."""
+    cases.level = "verbose"
+    res = run_at_once(make(2), 120)
+    cases.level = "error"
+    bad = [r for r in res if r[1] != 0]
+    if bad:
+        return "rc %d: %s" % (bad[0][1], first_error(bad[0][2]))
+    return [g for r in res for g in re.findall(r"CUDA frames \(\w+\) on cuda:(\d+)", r[2])]
+
+
+def measure(make, cases, args):
+    """Steady fps per process of a case (a list, or a string saying why
+    not) and the GPUs its chains ran on."""
     f1, f2 = args.frames
-    rates, gpus = [], []
+    gpus = gpus_of(make, cases)
+    if isinstance(gpus, str):
+        return gpus, []
+    rates = []
     for _ in range(args.runs):
         t = []
         for frames in (f1, f2):
@@ -141,12 +158,11 @@ def measure(make, args):
             bad = [r for r in res if r[1] != 0]
             if bad:
                 return "rc %d: %s" % (bad[0][1], first_error(bad[0][2])), gpus
-            gpus = [g for r in res for g in
-                    re.findall(r"CUDA frames \(\w+\) on cuda:(\d+)", r[2])]
             t.append([r[0] for r in res])
-        rates.append([(f2 - f1) / (b - a) if b > a else 0.0 for a, b in zip(*t)])
+        if any(b <= a for a, b in zip(*t)):
+            return "the longer run was not slower: use larger --frames", gpus
+        rates.append([(f2 - f1) / (b - a) for a, b in zip(*t)])
     return [statistics.median(col) for col in zip(*rates)], gpus
-
 
 CASES = [("alone0", "one GPU alone (GPU 0)", lambda c: lambda f: c.alone(f, 0)),
          ("alone1", "one GPU alone (GPU 1)", lambda c: lambda f: c.alone(f, 1)),
@@ -213,7 +229,7 @@ def main():
 
     alone, rows = {}, []
     for key, name, make in todo:
-        rates, gpus = measure(make(cases), args)
+        rates, gpus = measure(make(cases), cases, args)
         if key.startswith("alone") and not isinstance(rates, str):
             alone[key[-1]] = rates[0]
         rows.append(row(key, name, rates, gpus, alone))
