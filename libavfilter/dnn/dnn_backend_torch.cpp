@@ -40,6 +40,7 @@
 
 extern "C" {
 #include "libavutil/avassert.h"
+#include "libavutil/avstring.h"
 #include "libavutil/mem.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
@@ -79,6 +80,7 @@ typedef struct THModel {
     THAoti *aoti;               ///< an AOTInductor package instead of jit_model
     c10::DeviceType device_type;
     int device_index;
+    int pinned_index;           ///< the GPU the options name, or -1
 
     THInferRequest **requests;
     int nb_requests;
@@ -852,9 +854,25 @@ static void th_layout_model(THModel *th_model)
             p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
 }
 
+/* The options name another device than the CUDA frames': say what parses. */
+static int th_device_mismatch(DnnContext *ctx, int index)
+{
+    char opts[96] = "";
+
+    if (ctx->device)
+        av_strlcatf(opts, sizeof(opts), "device=%s", ctx->device);
+    if (ctx->device_id)
+        av_strlcatf(opts, sizeof(opts), "%sdevice_id=%d", *opts ? ", " : "",
+                    ctx->device_id);
+    av_log(ctx, AV_LOG_ERROR, "%s, but the CUDA frames are on GPU %d; drop the "
+           "option or write device=cuda%d\n", opts, index, index);
+    return AVERROR(EINVAL);
+}
+
 /*
- * CUDA frames on the input link: the model moves to the frames' device,
- * which an explicit device option must name.
+ * CUDA frames on the input link: the model moves to the frames' device.
+ * device=cuda without an index follows the frames; a GPU the options name
+ * (cuda1, cuda:1, device_id=1) must be theirs.
  */
 static int th_setup_cuda(THModel *th_model)
 {
@@ -869,12 +887,9 @@ static int th_setup_cuda(THModel *th_model)
     ret = ff_dnn_th_cuda_init(&th_model->cuda, ctx, fctx->inputs[0], &index);
     if (ret < 0)
         return ret;
-    if (ctx->device && (th_model->device_type != c10::DeviceType::CUDA ||
-                        (th_model->device_index >= 0 && th_model->device_index != index))) {
-        av_log(ctx, AV_LOG_ERROR, "device=%s, but the CUDA frames are on cuda:%d; "
-               "drop the device option or make it cuda:%d\n", ctx->device, index, index);
-        return AVERROR(EINVAL);
-    }
+    if ((ctx->device && th_model->device_type != c10::DeviceType::CUDA) ||
+        (th_model->pinned_index >= 0 && th_model->pinned_index != index))
+        return th_device_mismatch(ctx, index);
     try {
         c10::Device device(c10::DeviceType::CUDA, index);
         if (th_model->aoti)
@@ -1014,52 +1029,105 @@ static int get_output_th(DNNModel *model, const char *input_name, int input_widt
     return 0;
 }
 
+#define TH_DEVICES "use cpu, cuda, cudaN for GPU N (device=cuda1) or xpu"
+
+/*
+ * The device option in LibTorch's spelling.  ':' separates options in a
+ * filter string, so "cuda1" stands for cuda:1 (a type, then its index).
+ * LibTorch itself rejects "cuda1", so the two spellings cannot clash.
+ */
+static std::string th_device_string(const char *opt)
+{
+    std::string s(opt);
+    size_t digit = s.find_first_of("0123456789");
+
+    if (digit && digit != std::string::npos && s.find(':') == std::string::npos &&
+        s.find_first_not_of("0123456789", digit) == std::string::npos)
+        s.insert(digit, 1, ':');
+    return s;
+}
+
+/* CUDA devices LibTorch sees; 0 when it sees none or cannot tell. */
+static int th_cuda_count(void)
+{
+    try {
+        return torch::cuda::is_available() ? (int)torch::cuda::device_count() : 0;
+    } catch (const std::exception &e) {
+        return 0;
+    }
+}
+
+/* GPU index exists for LibTorch; label is the option and what it means. */
+static int th_check_cuda(DnnContext *ctx, const char *label, int index)
+{
+    int count = th_cuda_count();
+
+    if (!count) {
+        av_log(ctx, AV_LOG_ERROR, "device %s asked for, but LibTorch finds no "
+               "CUDA device%s\n", label,
+#if CONFIG_LIBTORCH_CUDA
+               ""
+#else
+               " (FFmpeg was built without --enable-libtorch-cuda)"
+#endif
+               );
+        return AVERROR(ENODEV);
+    }
+    if (index >= count) {
+        char have[32] = "cuda0";
+        if (count > 1)
+            snprintf(have, sizeof(have), "cuda0 to cuda%d", count - 1);
+        av_log(ctx, AV_LOG_ERROR, "device %s does not exist; LibTorch sees %d "
+               "CUDA device%s: %s\n", label, count, count == 1 ? "" : "s", have);
+        return AVERROR(ENODEV);
+    }
+    return 0;
+}
+
+/*
+ * device: cpu, cuda, cudaN or cuda:N, xpu.  Without an index, CUDA takes
+ * device_id.  pinned_index is the GPU the options name explicitly (an index
+ * in device, or device_id above 0), else -1: CUDA frames must be on it.
+ */
 static int th_parse_device(DnnContext *ctx, THModel *th_model)
 {
-    const char *name = ctx->device ? ctx->device : "cpu";
+    const char *opt = ctx->device ? ctx->device : "cpu";
+    c10::Device device(c10::DeviceType::CPU);
+    int index, ret;
 
     try {
-        c10::Device device(name);
-
-        if (device.is_cuda()) {
-            int count = (int)torch::cuda::device_count();
-            if (!torch::cuda::is_available() || !count) {
-                av_log(ctx, AV_LOG_ERROR, "device '%s' asked for, but LibTorch "
-                       "finds no CUDA device%s\n", name,
-#if CONFIG_LIBTORCH_CUDA
-                       ""
-#else
-                       " (FFmpeg was built without --enable-libtorch-cuda)"
-#endif
-                       );
-                return AVERROR(ENODEV);
-            }
-            if (!device.has_index())
-                device.set_index(ctx->device_id);
-            if (device.index() >= count) {
-                av_log(ctx, AV_LOG_ERROR, "device cuda:%d does not exist; "
-                       "LibTorch sees %d CUDA device%s\n", device.index(), count,
-                       count == 1 ? "" : "s");
-                return AVERROR(ENODEV);
-            }
-        } else if (device.is_xpu()) {
-            if (!at::hasXPU()) {
-                av_log(ctx, AV_LOG_ERROR, "device '%s' asked for, but LibTorch "
-                       "finds no XPU device\n", name);
-                return AVERROR(ENODEV);
-            }
-        } else if (!device.is_cpu()) {
-            av_log(ctx, AV_LOG_ERROR, "device '%s' is not supported; use cpu, "
-                   "cuda, cuda:N or xpu\n", name);
-            return AVERROR(EINVAL);
-        }
-        th_model->device_type  = device.type();
-        th_model->device_index = device.has_index() ? device.index() : -1;
+        device = c10::Device(th_device_string(opt));
     } catch (const std::exception &e) {
-        av_log(ctx, AV_LOG_ERROR, "device '%s' is not a device name; use cpu, "
-               "cuda, cuda:N or xpu\n", name);
+        av_log(ctx, AV_LOG_ERROR, "device '%s' is not a device name; " TH_DEVICES "\n", opt);
         return AVERROR(EINVAL);
     }
+    index = device.has_index() ? device.index() : ctx->device_id;
+    if (device.has_index() && ctx->device_id && ctx->device_id != index) {
+        av_log(ctx, AV_LOG_ERROR, "device=%s and device_id=%d name two devices; "
+               "give one\n", opt, ctx->device_id);
+        return AVERROR(EINVAL);
+    }
+    th_model->pinned_index = device.has_index() || ctx->device_id ? index : -1;
+
+    if (device.is_cuda()) {
+        char label[128];
+        snprintf(label, sizeof(label), "'%s' (cuda:%d)", opt, index);
+        ret = th_check_cuda(ctx, label, index);
+        if (ret < 0)
+            return ret;
+        device.set_index((c10::DeviceIndex)index);
+    } else if (device.is_xpu()) {
+        if (!at::hasXPU()) {
+            av_log(ctx, AV_LOG_ERROR, "device '%s' asked for, but LibTorch "
+                   "finds no XPU device\n", opt);
+            return AVERROR(ENODEV);
+        }
+    } else if (!device.is_cpu()) {
+        av_log(ctx, AV_LOG_ERROR, "device '%s' is not supported; " TH_DEVICES "\n", opt);
+        return AVERROR(EINVAL);
+    }
+    th_model->device_type  = device.type();
+    th_model->device_index = device.has_index() && !device.is_cpu() ? device.index() : -1;
     return 0;
 }
 

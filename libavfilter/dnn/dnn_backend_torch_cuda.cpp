@@ -32,6 +32,7 @@
  * reads memory of FFmpeg's context on the same device directly.
  */
 
+#include <c10/core/DeviceGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 extern "C" {
@@ -96,13 +97,17 @@ private:
 };
 
 /*
- * Makes a stream LibTorch's current one on its device for the scope.
- * (c10's CUDAStreamGuard would tie this unit to libcudart.)
+ * Makes a stream's device the thread's current one and the stream
+ * LibTorch's current one on it, for the scope.  The worker thread starts on
+ * device 0: without the device guard every operator on GPU 1 would switch
+ * the thread to it and back.  (c10's CUDAStreamGuard would tie this unit to
+ * libcudart; c10::DeviceGuard goes through LibTorch's registered CUDA guard.)
  */
 class THStreamScope {
 public:
     explicit THStreamScope(c10::cuda::CUDAStream stream)
-        : prev(c10::cuda::getCurrentCUDAStream(stream.device_index()))
+        : device(stream.device()),
+          prev(c10::cuda::getCurrentCUDAStream(stream.device_index()))
     {
         c10::cuda::setCurrentCUDAStream(stream);
     }
@@ -111,6 +116,7 @@ public:
         c10::cuda::setCurrentCUDAStream(prev);
     }
 private:
+    c10::DeviceGuard device;
     c10::cuda::CUDAStream prev;
 };
 

@@ -1,8 +1,8 @@
 """GPU suite of the torch backend (make check-gpu): CUDA frames through
 dnn_processing against the CPU path on the same frames, both CUDA context
 cases, odd sizes, an x2 model, errors, streams that change size mid-way
-(uploaded and NVDEC frames: no frame lost), GPU memory over a long run and
-a compute-sanitizer memcheck.
+(uploaded and NVDEC frames: no frame lost), two GPUs (skipped, in one line,
+with fewer), GPU memory over a long run and a compute-sanitizer memcheck.
 
     python3 gpu_suite.py --ffmpeg FFMPEG --workdir DIR [--prior FILE] [--quick]
 
@@ -235,8 +235,8 @@ def run_overflow(s):
 def run_errors(s):
     w, h = 96, 64
     out, rc, err = s.cuda_path("conv", "rgb0", w, h, False, ":device=cpu")
-    s.check("cuda-error-device-mismatch", rc > 0 and "CUDA frames are on cuda:0" in err,
-            "(rc %d)" % rc)
+    s.check("cuda-error-device-mismatch", rc > 0 and "CUDA frames are on GPU 0; drop the "
+            "option or write device=cuda0" in err, "(rc %d)" % rc)
     out, rc, err = s.cuda_path("conv", "yuv422p", w, h)
     s.check("cuda-error-sw-format", rc > 0 and "sw_format yuv422p" in err, "(rc %d)" % rc)
     out, rc, err = s.cuda_path("conv1", "rgb0", w, h)
@@ -633,6 +633,129 @@ def run_sanitizer(s):
                 "(rc %d, %s)" % (rc, m.group(0) if m else "no summary"))
 
 
+# Two GPUs.  On a machine with one, the group says so in one line and runs
+# nothing.  FFmpeg 9.0.2's ffmpeg gives every hwupload of a process the same
+# device (-filter_hw_device, else the last -init_hw_device), so a chain picks
+# its GPU with hwupload_cuda=device=N.
+def gpu_count():
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def dnn(s, model, opts=""):
+    return "dnn_processing=dnn_backend=torch:model=%s%s" % (s.model(model), opts)
+
+
+def gpu_chain(s, gpu, opts="", up=None):
+    """rgb0 frames uploaded to GPU gpu, the conv model, downloaded."""
+    up = up or "hwupload_cuda=device=%d" % gpu
+    return "format=rgb0,%s,%s,hwdownload,format=rgb0" % (up, dnn(s, "conv", opts))
+
+
+def gpus_seen(log):
+    """The GPU of each filter's CUDA frames, from the verbose log."""
+    return re.findall(r"CUDA frames \(\w+\) on cuda:(\d+)", log)
+
+
+def multi_run(s, name, pre, outputs, w=318, h=238):
+    """The test frames through outputs [(map or None, -vf or None)], each
+    written to a file of its own; returns ([file or None], rc, log)."""
+    args = ["-v", "verbose"] + pre + ["-f", "rawvideo", "-pix_fmt", "rgb24",
+                                      "-s", "%dx%d" % (w, h), "-i", s.source(w, h)]
+    files = []
+    for i, (label, vf) in enumerate(outputs):
+        files.append(s.path("multi-%s-%d.rgb" % (name, i)))
+        args += ["-map", label] if label else []
+        args += ["-vf", vf] if vf else []
+        args += ["-f", "rawvideo", "-pix_fmt", "rgb24", files[-1]]
+    rc, log = s.ff(args)
+    return [f if rc == 0 else None for f in files], rc, log
+
+
+def run_multigpu(s):
+    n = gpu_count()
+    if n < 2:
+        print("SKIP  multigpu: %d GPU%s visible; these cases need two (GPU 1 against "
+              "the CPU path, device mismatches, two chains on two GPUs)"
+              % (n, "" if n == 1 else "s"), flush=True)
+        return
+    multigpu_gpu1(s)
+    multigpu_mismatch(s)
+    multigpu_two_chains(s)
+
+
+def multigpu_gpu1(s):
+    """Frames and model on GPU 1, however the GPU is named, against the CPU."""
+    ref = s.cpu_path("conv", 318, 238)
+    cu1 = ["-init_hw_device", "cuda=cu:1", "-filter_hw_device", "cu"]
+    cases = [("hwupload-no-device", cu1, gpu_chain(s, 1, up="hwupload")),
+             ("primary-ctx", ["-init_hw_device", "cuda=cu:1,primary_ctx=1",
+                              "-filter_hw_device", "cu"], gpu_chain(s, 1, up="hwupload")),
+             ("device-cuda-follows", [], gpu_chain(s, 1, ":device=cuda")),
+             ("device-cuda1", [], gpu_chain(s, 1, ":device=cuda1")),
+             ("device-id", [], gpu_chain(s, 1, ":device=cuda:device_id=1")),
+             ("device-escaped", [], gpu_chain(s, 1, r":device=cuda\\\:1"))]
+    for name, pre, vf in cases:
+        (out,), rc, log = multi_run(s, "gpu1-" + name, pre, [(None, vf)])
+        s.compare("multigpu-gpu1-%s-vs-cpu" % name, ref, out, 1)
+        s.check("multigpu-gpu1-%s-on-gpu1" % name, gpus_seen(log) == ["1"],
+                "(GPU of the frames in the verbose log: %s)" % gpus_seen(log))
+    # CPU frames, model on GPU 1 (staged through page-locked buffers)
+    (out,), rc, log = multi_run(s, "gpu1-cpu-frames", [],
+                                [(None, "format=rgb24," + dnn(s, "conv", ":device=cuda1"))])
+    s.compare("multigpu-gpu1-cpu-frames-vs-cpu", ref, out, 1)
+    s.check("multigpu-gpu1-cpu-frames-model-on-gpu1", "on cuda:1 in" in log, "(verbose log)")
+    # NVDEC on GPU 1 against NVDEC on GPU 0
+    clip = nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc")
+    outs = []
+    for gpu in (0, 1):
+        out = s.path("multi-nvdec-gpu%d.nv12" % gpu)
+        rc, log = s.ff(["-v", "verbose", "-hwaccel", "cuda", "-hwaccel_device", str(gpu),
+                        "-hwaccel_output_format", "cuda", "-i", clip, "-vf",
+                        dnn(s, "conv") + ",hwdownload,format=nv12", "-f", "rawvideo", out])
+        outs.append(out if rc == 0 else None)
+    s.check("multigpu-nvdec-gpu1-on-gpu1", gpus_seen(log) == ["1"],
+            "(GPU of the frames in the verbose log: %s)" % gpus_seen(log))
+    s.compare("multigpu-nvdec-gpu1-vs-gpu0", outs[0], outs[1], 0)
+
+
+def multigpu_mismatch(s):
+    """A GPU the options name that is not the frames': one clear line."""
+    cases = [("device-cuda1-frames-gpu0", 0, ":device=cuda1", "device=cuda1"),
+             ("device-cuda0-frames-gpu1", 1, ":device=cuda0", "device=cuda0"),
+             ("device-id1-frames-gpu0", 0, ":device_id=1", "device_id=1")]
+    for name, gpu, opts, said in cases:
+        _, rc, log = multi_run(s, "mismatch-" + name, [], [(None, gpu_chain(s, gpu, opts))])
+        want = "%s, but the CUDA frames are on GPU %d; drop the option or write " \
+               "device=cuda%d" % (said, gpu, gpu)
+        s.check("multigpu-error-" + name, rc > 0 and want in log and "Traceback" not in log,
+                "(rc %d; wants the line '%s')" % (rc, want))
+
+
+def multigpu_two_chains(s):
+    """One process, a chain per GPU, in one filter graph (split) and in two
+    graphs (an output each): each output the same as its chain alone."""
+    chains = [gpu_chain(s, gpu) for gpu in (0, 1)]
+    alone = [multi_run(s, "alone-gpu%d" % gpu, [], [(None, chains[gpu])])[0][0]
+             for gpu in (0, 1)]
+    graph = "[0:v]split[a][b];[a]%s[o0];[b]%s[o1]" % tuple(chains)
+    forms = [("one-graph", ["-filter_complex", graph], [("[o0]", None), ("[o1]", None)]),
+             ("two-graphs", [], [("0:v", chains[0]), ("0:v", chains[1])])]
+    for form, pre, outputs in forms:
+        outs, rc, log = multi_run(s, form, pre, outputs)
+        s.check("multigpu-%s-on-two-gpus" % form, sorted(gpus_seen(log)) == ["0", "1"],
+                "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
+        for gpu in (0, 1):
+            s.compare("multigpu-%s-gpu%d-vs-alone" % (form, gpu), alone[gpu], outs[gpu], 0)
+    # what the CLI does with two -init_hw_device and a hwupload in each chain:
+    # both chains on the last device (so such a run measures one GPU)
+    up = gpu_chain(s, 0, up="hwupload")
+    _, rc, log = multi_run(s, "hwupload-two-devices", [
+        "-init_hw_device", "cuda=c0:0", "-init_hw_device", "cuda=c1:1", "-filter_complex",
+        "[0:v]split[a][b];[a]%s[o0];[b]%s[o1]" % (up, up)], [("[o0]", None), ("[o1]", None)])
+    s.check("multigpu-hwupload-one-device-per-process", gpus_seen(log) == ["1", "1"],
+            "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ffmpeg", required=True)
@@ -640,7 +763,8 @@ def main():
     ap.add_argument("--prior")
     ap.add_argument("--frames", type=int, default=30000)
     ap.add_argument("--no-sanitizer", action="store_true")
-    ap.add_argument("--groups", default="rgb,precision,yuv,reinit,copies,memory,sanitizer",
+    ap.add_argument("--groups",
+                    default="rgb,precision,yuv,reinit,multigpu,copies,memory,sanitizer",
                     help="which groups of tests to run (default: all)")
     args = ap.parse_args()
     groups = args.groups.split(",")
@@ -656,6 +780,8 @@ def main():
         run_yuv(s)
     if "reinit" in groups:
         run_reinit(s)
+    if "multigpu" in groups:
+        run_multigpu(s)
     if "copies" in groups:
         run_host_copies(s)
     if "memory" in groups:

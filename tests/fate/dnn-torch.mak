@@ -274,10 +274,34 @@ $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out
 $(eval $(call DNNT_ERROR,precision-invalid,precision .fp8. is not one of auto$(DNNT_COMMA) fp32$(DNNT_COMMA) fp16$(DNNT_COMMA) bf16,conv.pt,rgb24,:precision=fp8))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
-# -h filter=dnn_processing says what the defaults are and what device takes.
+# The device option.  ':' separates filter options, so GPU N is written
+# cudaN; cuda:N needs its colon escaped for both levels of a filter string
+# (here read from a -/vf file, with no shell in between); device_id gives
+# the index when device has none.  Each must reach the backend as cuda:99,
+# which the error names: "finds no CUDA device" without a GPU, "does not
+# exist" with one, so these run the same on both machines.
+DNNT_CUDA99 = device .$(1). .cuda:99. (asked for|does not exist)
+$(eval $(call DNNT_ERROR,device-cudaN,$(call DNNT_CUDA99,cuda99),conv.pt,rgb24,:device=cuda99))
+$(eval $(call DNNT_ERROR,device-id,$(call DNNT_CUDA99,cuda),conv.pt,rgb24,:device=cuda:device_id=99))
+$(eval $(call DNNT_ERROR,device-two-gpus,device=cuda1 and device_id=2 name two devices,conv.pt,rgb24,:device=cuda1:device_id=2))
+# a name that is no device: the message says what parses
+$(eval $(call DNNT_ERROR,device-name,device .gpu1. is not a device name; use cpu$(DNNT_COMMA) cuda$(DNNT_COMMA) cudaN for GPU N .device=cuda1.,conv.pt,rgb24,:device=gpu1))
+
+$(DNNT)/device-escaped.vf: $(DNNT)/models.stamp
+	printf '%s\n' 'format=rgb24,$(DNNT_OPT)/conv.pt:device=cuda\\\:99' > $@
+fate-dnn-torch-err-device-escaped: $(DNNT)/device-escaped.vf
+fate-dnn-torch-err-device-escaped: CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "$(call DNNT_CUDA99,cuda:99)" $(TARGET_PATH)/$(DNNT_FF) \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 -/vf $(TARGET_PATH)/$(DNNT)/device-escaped.vf -f null -
+fate-dnn-torch-err-device-escaped: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-device-escaped
+
+# -h filter=dnn_processing says what the defaults are and what device and
+# device_id take.
 fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
     "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
-    "^ +torch +4 " "nireq .*0: automatic" "device .*cpu .default.$(DNNT_COMMA) cuda$(DNNT_COMMA) cuda:N" \
+    "^ +torch +4 " "nireq .*0: automatic" "device .*cpu .default.$(DNNT_COMMA) cuda$(DNNT_COMMA) cudaN for GPU N .cuda1" \
+    "device_id .*index of the GPU when device names none: device=cuda:device_id=1" \
     -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
 fate-dnn-torch-help: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help
