@@ -756,6 +756,35 @@ def multigpu_two_chains(s):
             "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
 
 
+def run_aoti(s):
+    """A CUDA AOTInductor package of the conv model (compiled here, about a
+    minute; file aoti_conv.pt: the backend tells packages by content) on CUDA
+    frames and on CPU frames, against the TorchScript model on the CPU."""
+    w, h = 96, 64
+    pkg = s.model("aoti_conv")
+    if not os.path.exists(pkg):
+        try:
+            models.package("conv", pkg, "cuda")
+        except Exception as e:      # noqa: BLE001 - reported as a failure
+            s.check("aoti-cuda-compile", False, "(%s)" % str(e).splitlines()[0][:200])
+            return
+    ref = s.cpu_path("conv", w, h)
+    out, rc, err = s.cuda_path("aoti_conv", "rgb0", w, h)
+    s.compare("aoti-cuda-frames-rgb0-vs-cpu", ref, out, 1)
+    out, rc, err = s.cuda_path("aoti_conv", "bgr0", w, h, True)
+    s.compare("aoti-cuda-frames-primary-bgr0-vs-cpu", ref, out, 1)
+    out, rc, err = s.cpu_frames("aoti_conv", "rgb24", w, h)
+    s.compare("aoti-cuda-cpuframes-vs-cpu", ref, out, 1)
+    s.check("aoti-cuda-cpuframes-log", "AOTInductor package for cuda" in err,
+            "(verbose log: a CUDA package, run on CUDA without a device option)")
+    out, rc, err = s.cpu_frames("aoti_conv", "rgb24", w, h, ":device=cpu")
+    s.check("aoti-cuda-device-cpu-error", rc > 0 and "compiled for cuda" in err,
+            "(rc %d)" % rc)
+    out, rc, err = s.cuda_path("aoti_conv", "rgb0", 128, 48)
+    s.check("aoti-cuda-size-error", rc > 0 and "exported for width 16..96" in err,
+            "(rc %d)" % rc)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ffmpeg", required=True)
@@ -764,7 +793,7 @@ def main():
     ap.add_argument("--frames", type=int, default=30000)
     ap.add_argument("--no-sanitizer", action="store_true")
     ap.add_argument("--groups",
-                    default="rgb,precision,yuv,reinit,multigpu,copies,memory,sanitizer",
+                    default="rgb,precision,yuv,reinit,multigpu,aoti,copies,memory,sanitizer",
                     help="which groups of tests to run (default: all)")
     args = ap.parse_args()
     groups = args.groups.split(",")
@@ -782,6 +811,8 @@ def main():
         run_reinit(s)
     if "multigpu" in groups:
         run_multigpu(s)
+    if "aoti" in groups:
+        run_aoti(s)
     if "copies" in groups:
         run_host_copies(s)
     if "memory" in groups:

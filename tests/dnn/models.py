@@ -178,12 +178,12 @@ NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
 PACKAGE_SHAPES = {"h": (16, 64), "w": (16, 96)}
 
 
-def package(name, path):
+def package(name, path, device="cpu"):
     torch.manual_seed(20261130)
-    m = {"conv": Conv}[name]().eval()
+    m = {"conv": Conv}[name]().eval().to(device)
     h = torch.export.Dim("h", min=PACKAGE_SHAPES["h"][0], max=PACKAGE_SHAPES["h"][1])
     w = torch.export.Dim("w", min=PACKAGE_SHAPES["w"][0], max=PACKAGE_SHAPES["w"][1])
-    ep = torch.export.export(m, (torch.rand(1, 3, 48, 64),),
+    ep = torch.export.export(m, (torch.rand(1, 3, 48, 64, device=device),),
                              dynamic_shapes={"x": {2: h, 3: w}})
     torch._inductor.aoti_compile_and_package(ep, package_path=path)
 
