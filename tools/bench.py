@@ -257,7 +257,8 @@ def held_run(cmd, args, gpu):
     waits for a line on stdin; GPU memory is read at each line."""
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    watchdog = threading.Timer(args.timeout, p.kill)
+    killed = []
+    watchdog = threading.Timer(args.timeout, lambda: killed.append(p.kill()))
     watchdog.start()
     mem, res = [], None
     for line in p.stdout:       # "warm", then the results
@@ -269,6 +270,8 @@ def held_run(cmd, args, gpu):
             break
     err = p.communicate("\n")[1]
     watchdog.cancel()
+    if killed:
+        return {"reason": f"timed out after {args.timeout:g} s"}
     if not res or not res.get("frame_fps"):
         return {"reason": (err.strip().splitlines() or ["failed"])[-1]}
     return {"fps": res["frame_fps"], "forward_fps": res.get("forward_fps"),
@@ -533,8 +536,8 @@ def nvdec_clip(args, width, height):
     clip = os.path.join(args.out, f"clip-mpeg2-{width}x{height}.mkv")
     if not os.path.exists(clip):
         subprocess.run([args.ours, "-v", "error", "-y", "-f", "lavfi", "-i",
-                        f"testsrc2=s={width}x{height}:r=25", "-frames:v", "250", "-c:v", "mpeg2video",
-                        "-q:v", "4", "-g", "25", clip], check=True)
+                        f"testsrc2=s={width}x{height}:r=25", "-frames:v", "250",
+                        "-c:v", "mpeg2video", "-q:v", "4", "-g", "25", clip], check=True)
     return clip
 
 

@@ -65,7 +65,7 @@ def measure(dev, step, seconds, warm):
     """Steady rate in frames per second from two run lengths."""
     timed(dev, warm, step)                  # first calls: allocations, kernels
     per = timed(dev, warm, step) / warm     # the rate, roughly
-    n1 = max(2, round(seconds / 4 / per))
+    n1 = max(1, round(seconds / 4 / per))
     t1 = timed(dev, n1, step)
     t2 = timed(dev, 3 * n1, step)
     return {"frame_fps": 2 * n1 / (t2 - t1) if t2 > t1 else None,
