@@ -396,7 +396,8 @@ def header(args, gpu):
 def fmt_fps(b):
     if not b or "fps" not in b:
         return "failed"
-    return f"{b['fps']:.1f} ({b['min']:.1f}–{b['max']:.1f})"
+    d = 1 if b["min"] >= 10 else 2        # slow models: a frame or less a second
+    return f"{b['fps']:.{d}f} ({b['min']:.{d}f}–{b['max']:.{d}f})"
 
 
 def fmt_bytes(n):
@@ -448,7 +449,8 @@ def markdown(head, results):
     for r in results:
         b, lim = r["builds"], r["limit"]
         ours, up = b.get("ours") or {}, b.get("upstream") or {}
-        lim_s = (f"{lim['fps']:.1f} ({lim['forward_fps']:.1f})"
+        d = 1 if lim.get("fps", 10) >= 10 else 2
+        lim_s = (f"{lim['fps']:.{d}f} ({lim['forward_fps']:.{d}f})"
                  if "fps" in lim else "failed")
         notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
                  if v.get("reason")]
