@@ -13,9 +13,13 @@ so the source is not the bottleneck; its own rate is measured and shown.
   RSS      peak resident set of the ffmpeg process (getrusage of the child).
   GPU      memory used on the GPU (nvidia-smi) once the first frame is out
            and at the last report.
+  eager    for the models of the size users run (compact, rrdb): the same
+           model in PyTorch eager, in Python, same device and precision
+           (tools/bench/eager.py), run by the PYTHON that runs the bench.
 
 Environment: BENCH_SECONDS (5 on the CPU, 3 with a GPU), BENCH_RUNS (3),
-BENCH_GPU (auto|yes|no), BENCH_ONLY (a regular expression on scenario names).
+BENCH_GPU (auto|yes|no), BENCH_ONLY (a regular expression on scenario names;
+--list prints the names it selects, GPU ones included, and runs nothing).
 Nothing is asserted: the numbers are reported in results.{json,md,png}.
 """
 
@@ -49,6 +53,8 @@ class Scenario:
     clip: str = ""              # the NVDEC scenario's input
     precision: str = ""         # the torch option; "" is its default (auto)
     channels_last: int = -1     # the torch option; -1 is its default (auto)
+    eager: bool = False         # also PyTorch eager in Python (tools/bench/eager.py)
+    heap: bool = True           # count heap allocations per frame
 
     @property
     def name(self):
@@ -80,6 +86,22 @@ def scenarios(gpu):
         # decode to inference: NVDEC's CUDA frames into the model (ours);
         # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
         out.append(Scenario("small", 1920, 1080, "cuda", "nvdec"))
+    return out + user_models(gpu)
+
+
+def user_models(gpu):
+    """Models of the size users run (a compact 4x SR net, an RRDB net), beside
+    PyTorch eager; no heap counts (the model's own tensors dominate)."""
+    big = dict(eager=True, heap=False)
+    out = [Scenario("compact", 320, 180, async_=a, **big) for a in (1, 0)]
+    if gpu:
+        for m, w, h in (("compact", 960, 540), ("rrdb", 1280, 720)):
+            for p in ("fp32", "fp16"):
+                out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), precision=p, **big))
+        # decode to inference: a 540p clip, so that the output (4K) and the
+        # model's work match the CUDA frames row
+        out.append(Scenario("compact", 960, 540, "cuda", "nvdec", ("ours",),
+                            precision="fp16", **big))
     return out
 
 
@@ -138,6 +160,17 @@ def failure(status, stderr, after_end):
     return f"{why}: {msg}" if msg else why
 
 
+def steady_fps(samples):
+    """Frames per second between the first and the last report at which the
+    count moved: at a frame or two per second, a span cut at any reports
+    would count up to a frame's time too many or too few."""
+    moved = [i for i in range(1, len(samples)) if samples[i][1] > samples[i - 1][1]]
+    if len(moved) < 2:
+        return None
+    (ta, fa), (tb, fb) = samples[moved[0]], samples[moved[-1]]
+    return (fb - fa) / (tb - ta)
+
+
 def run_ffmpeg(cmd, seconds=None, env=None, gpu=False, timeout=120):
     """Run ffmpeg; with seconds, stop it with 'q' after that long of steady
     state; kill it after timeout.  Returns a dict: fps, frames, ok, reason,
@@ -184,11 +217,7 @@ def run_ffmpeg(cmd, seconds=None, env=None, gpu=False, timeout=120):
         reason = f"timed out after {timeout:g} s"
     elif not ok:
         reason = failure(status, err[0].decode(errors="replace"), ended or quit_sent)
-    fps = None
-    if len(samples) >= 2 and samples[-1][1] > samples[0][1]:
-        (ta, fa), (tb, fb) = samples[0], samples[-1]
-        fps = (fb - fa) / (tb - ta)
-    return {"fps": fps, "frames": frame, "ok": ok, "reason": reason,
+    return {"fps": steady_fps(samples), "frames": frame, "ok": ok, "reason": reason,
             "rss_mib": usage.ru_maxrss / 1024, "gpu_mib": mem or None}
 
 
@@ -231,6 +260,32 @@ def ffmpeg_contender(ffmpeg, sc, model, args, gpu, build):
     return timed, counted
 
 
+def held_run(cmd, args, gpu):
+    """Run a tool that prints "warm", then one JSON line of results, then
+    waits for a line on stdin; GPU memory is read at each line."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = []
+    watchdog = threading.Timer(args.timeout, lambda: killed.append(p.kill()))
+    watchdog.start()
+    mem, res = [], None
+    for line in p.stdout:       # "warm", then the results
+        if line.startswith("{"):
+            res = json.loads(line)
+        if gpu:
+            mem.append(gpu_mem())
+        if res:
+            break
+    err = p.communicate("\n")[1]
+    watchdog.cancel()
+    if killed:
+        return {"reason": f"timed out after {args.timeout:g} s"}
+    if not res or not res.get("frame_fps"):
+        return {"reason": (err.strip().splitlines() or ["failed"])[-1]}
+    return {"fps": res["frame_fps"], "forward_fps": res.get("forward_fps"),
+            "reason": None, "gpu_mib": mem or None}
+
+
 def limit_contender(sc, model, args, gpu):
     # the model alone in the backend's precision and layout (channels-last on CUDA)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
@@ -239,24 +294,7 @@ def limit_contender(sc, model, args, gpu):
            "cl=%d" % (sc.device != "cpu" and sc.channels_last != 0)]
 
     def timed():
-        p = subprocess.Popen(cmd + ["hold"], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        watchdog = threading.Timer(args.timeout, p.kill)
-        watchdog.start()
-        mem, res = [], None
-        for line in p.stdout:       # "warm", then the results
-            if line.startswith("{"):
-                res = json.loads(line)
-            if gpu:
-                mem.append(gpu_mem())
-            if res:
-                break
-        err = p.communicate("\n")[1]
-        watchdog.cancel()
-        if not res:
-            return {"reason": (err.strip().splitlines() or ["failed"])[-1]}
-        return {"fps": res["frame_fps"], "forward_fps": res["forward_fps"],
-                "reason": None, "gpu_mib": mem or None}
+        return held_run(cmd + ["hold"], args, gpu)
 
     def counted(n, env):
         try:
@@ -266,6 +304,15 @@ def limit_contender(sc, model, args, gpu):
             return None
         return {} if r.returncode == 0 else None
     return timed, counted
+
+
+def eager_contender(sc, args, gpu):
+    """PyTorch eager in Python, the same model, precision and device, from a
+    uint8 rgb frame on the model's device (tools/bench/eager.py); no heap count."""
+    cmd = [args.python, args.eager, sc.model, str(sc.width), str(sc.height),
+           "--device", sc.device, "--dtype", sc.precision or "fp32",
+           "--seconds", str(args.seconds), "--models", args.models, "--hold"]
+    return (lambda: held_run(cmd, args, gpu)), (lambda n, env: None)
 
 
 def summarize(runs, counted, sc, args):
@@ -279,6 +326,7 @@ def summarize(runs, counted, sc, args):
             res[key] = pick(vals)
     if rates:
         res.update(fps=statistics.median(rates), min=min(rates), max=max(rates))
+    if rates and sc.heap:
         n1 = max(5, int(res["fps"] * args.seconds / 4))
         res["heap"], last = heap_per_frame(sc, n1, args, counted)
         if last and last.get("gpu_mib"):
@@ -293,6 +341,8 @@ def bench(sc, model, args, gpu):
     contenders = {b: ffmpeg_contender(builds[b], sc, model, args, gpu, b)
                   for b in sc.builds if builds[b]}
     contenders["limit"] = limit_contender(sc, model, args, gpu)
+    if sc.eager:
+        contenders["eager"] = eager_contender(sc, args, gpu)
     runs = {name: [] for name in contenders}
     for _ in range(args.runs):
         for name, (timed, _) in contenders.items():
@@ -355,7 +405,8 @@ def header(args, gpu):
 def fmt_fps(b):
     if not b or "fps" not in b:
         return "failed"
-    return f"{b['fps']:.1f} ({b['min']:.1f}–{b['max']:.1f})"
+    d = 1 if b["min"] >= 10 else 2        # slow models: a frame or less a second
+    return f"{b['fps']:.{d}f} ({b['min']:.{d}f}–{b['max']:.{d}f})"
 
 
 def fmt_bytes(n):
@@ -375,8 +426,23 @@ def joined(sources, key, fmt):
     return " / ".join(fmt(v) if v is not None else "–" for v in vals)
 
 
+def eager_cells(r):
+    """The PyTorch columns: eager's fps and ours / eager."""
+    ours, eager = r["builds"].get("ours") or {}, r["builds"].get("eager")
+    if eager is None:
+        return ["n/a", "–"]
+    return [fmt_fps(eager), ratio(ours.get("fps"), eager.get("fps"))]
+
+
+EAGER_NOTE = (" PyTorch eager: the same model in Python (tools/bench/eager.py), same"
+              " device, precision and layout, from a uint8 rgb frame already on that"
+              " device to a packed uint8 output; steady state from runs of N and 3N"
+              " frames.")
+
+
 def markdown(head, results):
     gpu = any(r["device"] != "cpu" for r in results)
+    eager = any("eager" in r["builds"] for r in results)
     lines = [f"Benchmark of {head['date']}: {head['cpu']}, {head['cores']} cores"
              f"{', ' + head['gpu'] if head['gpu'] else ''}; FFmpeg {head['ffmpeg']}, "
              f"LibTorch {head['libtorch']}"
@@ -386,14 +452,16 @@ def markdown(head, results):
              "| scenario | ours fps | upstream fps | master fps | limit fps (forward)"
              " | ours/upstream | ours/master | ours/limit | source fps | peak RSS MiB ours / up"
              " | heap per frame ours / up / limit | allocs ≥ frame per frame ours / up / limit"
-             + (" | GPU MiB start→end ours / up / limit" if gpu else "") + " | notes |",
-             "|" + " --- |" * (13 + gpu)]
+             + (" | GPU MiB start→end ours / up / limit" if gpu else "")
+             + (" | PyTorch eager fps | ours/PyTorch" if eager else "") + " | notes |",
+             "|" + " --- |" * (13 + gpu + 2 * eager)]
     for r in results:
         b, lim = r["builds"], r["limit"]
         ours, up, ms = (b.get(k) or {} for k in ("ours", "upstream", "master"))
         ms_s = (fmt_fps(ms) if "master" in b else
                 "not built" if "master" in r.get("wanted", ()) else "n/a")
-        lim_s = (f"{lim['fps']:.1f} ({lim['forward_fps']:.1f})"
+        d = 1 if lim.get("fps", 10) >= 10 else 2
+        lim_s = (f"{lim['fps']:.{d}f} ({lim['forward_fps']:.{d}f})"
                  if "fps" in lim else "failed")
         notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
                  if v.get("reason")]
@@ -411,20 +479,26 @@ def markdown(head, results):
         if gpu:
             row.append(joined([ours, up, lim], "gpu_mib",
                               lambda v: "→".join(str(x) for x in v)))
+        if eager:
+            row += eager_cells(r)
         row.append("; ".join(notes).replace("|", "/"))
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "limit: LibTorch alone on the same model and device, uint8 frame in"
               " and out (the model's forward alone in parentheses). source: the same"
               " ffmpeg pipeline without dnn_processing. heap: bytes asked of malloc &"
               " co per frame in steady state; allocs ≥ frame: allocations of at least"
-              " one input frame's size (W×H×3 bytes) per frame."]
+              " one input frame's size (W×H×3 bytes) per frame."
+              + (EAGER_NOTE if eager else "")]
     return "\n".join(lines) + "\n"
 
 
 def plot_bars(ax, results):
-    series = [("ours", "tab:blue"), ("upstream", "tab:orange"), ("master", "tab:purple"),
+    series = [("ours", "tab:blue"), ("upstream", "tab:orange"), ("master", "tab:brown"),
               ("limit", "tab:green")]
-    width, failed, top = 0.2, [], 0
+    if any("eager" in r["builds"] for r in results):
+        series.append(("eager", "tab:purple"))
+    width, failed, top = 0.8 / len(series), [], 0
+    mid = (len(series) - 1) / 2
     for i, (name, color) in enumerate(series):
         xs, ys, err = [], [], [[], []]
         for x, r in enumerate(results):
@@ -433,9 +507,9 @@ def plot_bars(ax, results):
                 continue
             v = b.get("fps")
             if not v:
-                failed.append(x + (i - 1.5) * width)
+                failed.append(x + (i - mid) * width)
                 continue
-            xs.append(x + (i - 1.5) * width)
+            xs.append(x + (i - mid) * width)
             ys.append(v)
             err[0].append(v - b.get("min", v))
             err[1].append(b.get("max", v) - v)
@@ -472,31 +546,54 @@ def plot(results, path):
     fig.savefig(path, dpi=110)
 
 
-def nvdec_clip(args):
-    """A 1080p MPEG-2 clip for the NVDEC scenario (looped with -stream_loop)."""
-    clip = os.path.join(args.out, "clip-mpeg2-1080p.mkv")
+def nvdec_clip(args, width, height):
+    """An MPEG-2 clip for the NVDEC scenarios (looped with -stream_loop)."""
+    clip = os.path.join(args.out, f"clip-mpeg2-{width}x{height}.mkv")
     if not os.path.exists(clip):
         subprocess.run([args.ours, "-v", "error", "-y", "-f", "lavfi", "-i",
-                        "testsrc2=s=1920x1080:r=25", "-frames:v", "250", "-c:v", "mpeg2video",
-                        "-q:v", "4", "-g", "25", clip], check=True)
+                        f"testsrc2=s={width}x{height}:r=25", "-frames:v", "250",
+                        "-c:v", "mpeg2video", "-q:v", "4", "-g", "25", clip], check=True)
     return clip
 
 
 # --- main -------------------------------------------------------------------
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--ours", required=True)
-    ap.add_argument("--upstream", required=True)
+    ap.add_argument("--list", action="store_true",
+                    help="print the scenarios that BENCH_ONLY selects (GPU ones"
+                    " too) and what runs beside ours, then exit")
+    needed = ("out", "ours", "upstream", "limit", "alloc")
+    for name in needed:
+        ap.add_argument("--" + name)
     ap.add_argument("--master", default="",
                     help="upstream master's ffmpeg, the second anchor (optional)")
-    ap.add_argument("--limit", required=True)
-    ap.add_argument("--alloc", required=True)
     ap.add_argument("--models", default=os.path.join(os.path.dirname(__file__),
                                                      "..", "tests", "dnn", "models.py"))
     args = ap.parse_args()
-    python = os.environ.get("PYTHON", sys.executable)
+    missing = ["--" + n for n in needed if getattr(args, n) is None]
+    if missing and not args.list:
+        ap.error("the following arguments are required: " + ", ".join(missing))
+    args.python = os.environ.get("PYTHON", sys.executable)
+    args.eager = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench", "eager.py")
+    args.models = os.path.abspath(args.models)
+    return args
+
+
+def list_scenarios(only):
+    for sc in scenarios(True):
+        if only.search(sc.name):
+            beside = [*sc.builds, "limit"] + (["eager"] if sc.eager else [])
+            gpu = "GPU" if sc.device != "cpu" else "CPU"
+            print(f"{gpu}  {sc.name}  [{', '.join(beside)}]")
+
+
+def main():
+    args = parse_args()
+    only = re.compile(os.environ.get("BENCH_ONLY", ""))
+    if args.list:
+        return list_scenarios(only)
+    python = args.python
     gpu = cuda_ok(python)
     args.seconds = float(os.environ.get("BENCH_SECONDS", 3 if gpu else 5))
     args.runs = int(os.environ.get("BENCH_RUNS", 3))
@@ -505,13 +602,11 @@ def main():
     if args.master and not os.access(args.master, os.X_OK):
         print(f"bench: no upstream master at {args.master}: its column says not built")
         args.master = ""
-    only = re.compile(os.environ.get("BENCH_ONLY", ""))
     todo = [s for s in scenarios(gpu) if only.search(s.name)]
 
-    if any(sc.frames == "nvdec" for sc in todo):
-        clip = nvdec_clip(args)
-        for sc in todo:
-            sc.clip = clip
+    for sc in todo:
+        if sc.frames == "nvdec":
+            sc.clip = nvdec_clip(args, sc.width, sc.height)
     models = os.path.join(args.out, "models")
     subprocess.run([python, args.models, models] + sorted({s.model for s in todo}),
                    check=True)

@@ -6,6 +6,10 @@ comes out on every machine.  Run as a script to write them:
     python3 models.py OUTDIR [NAME...]
 
 NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME.
+
+Without names it writes the test models (NAMES); the benchmarks' larger
+models (compact, rrdb) are written when named.  module(NAME) gives the same
+model as a Python module, for running it in PyTorch itself.
 """
 
 import os
@@ -128,43 +132,115 @@ class Out1Ch(nn.Module):
         return x.mean(dim=1, keepdim=True)
 
 
-def build(name):
-    torch.manual_seed(20261130)
-    if name == "conv":
-        m = Conv()
-    elif name == "conv1":
-        m = Conv(channels=1)
-    elif name == "small":
-        m = Small()
-    elif name == "sr2":
-        m = SR2()
-    elif name == "sr2y":
-        m = SR2(channels=1)
-    elif name == "invert":
-        m = Invert()
-    elif name == "sharpen":
-        m = Sharpen()
-    elif name == "conv_half":
-        m = Cast(torch.float16)
-    elif name == "conv_bf16":
-        m = Cast(torch.bfloat16)
-    elif name == "conv_w_half":     # weights saved in half precision
-        m = Conv().half()
-    elif name == "conv_w_bf16":
-        m = Conv().to(torch.bfloat16)
-    elif name == "overshoot":
-        m = Overshoot()
-    elif name == "nan_inf":
-        m = NanInf()
-    elif name == "raise_late":
-        m = RaiseLate()
-    elif name == "out3d":
-        m = Out3D()
-    elif name == "out1ch":
-        m = Out1Ch()
-    else:
+class Compact(nn.Module):
+    """A compact 4x super-resolution net after the SRVGGNetCompact design
+    (Real-ESRGAN's video models): a plain stack of 3x3 convolutions, each
+    followed by a PReLU, at the input's size; a last convolution to
+    channels * scale^2 maps, a pixel shuffle, and the input upsampled
+    (nearest) added as a residual.  body is the number of conv + PReLU layers
+    after the first one (the published video model has 16)."""
+
+    def __init__(self, channels=3, feats=64, body=16, scale=4):
+        super().__init__()
+        layers = [nn.Conv2d(channels, feats, 3, padding=1), nn.PReLU(feats)]
+        for _ in range(body):
+            layers += [nn.Conv2d(feats, feats, 3, padding=1), nn.PReLU(feats)]
+        layers.append(nn.Conv2d(feats, channels * scale * scale, 3, padding=1))
+        self.body = nn.Sequential(*layers)
+        self.scale = scale
+
+    def forward(self, x):
+        y = F.pixel_shuffle(self.body(x), self.scale)
+        return y + F.interpolate(x, scale_factor=float(self.scale), mode="nearest")
+
+
+class DenseBlock(nn.Module):
+    """Five 3x3 convolutions, each fed the block's input and every earlier
+    output (concatenated); leaky ReLU after the first four; the last maps back
+    to feats channels, scaled by 0.2 and added to the input."""
+
+    def __init__(self, feats, growth):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            [nn.Conv2d(feats + i * growth, growth, 3, padding=1) for i in range(4)])
+        self.last = nn.Conv2d(feats + 4 * growth, feats, 3, padding=1)
+
+    def forward(self, x):
+        cat = x
+        for conv in self.convs:
+            cat = torch.cat([cat, F.leaky_relu(conv(cat), 0.2)], 1)
+        return x + 0.2 * self.last(cat)
+
+
+class RRDB(nn.Module):
+    """Residual in residual: dense blocks in a row, their result scaled by 0.2
+    and added to the input."""
+
+    def __init__(self, feats, growth, dense):
+        super().__init__()
+        self.blocks = nn.Sequential(*[DenseBlock(feats, growth) for _ in range(dense)])
+
+    def forward(self, x):
+        return x + 0.2 * self.blocks(x)
+
+
+class RRDBNet(nn.Module):
+    """A small ESRGAN-style net: a first conv, a trunk of RRDBs and a conv
+    with a long residual, then per 2x step a nearest upsampling and a conv,
+    and two convs at the output size (leaky ReLUs between)."""
+
+    def __init__(self, channels=3, feats=32, growth=16, rrdbs=3, dense=3, steps=1):
+        super().__init__()
+        self.first = nn.Conv2d(channels, feats, 3, padding=1)
+        self.trunk = nn.Sequential(*[RRDB(feats, growth, dense) for _ in range(rrdbs)])
+        self.trunk_conv = nn.Conv2d(feats, feats, 3, padding=1)
+        self.ups = nn.ModuleList(
+            [nn.Conv2d(feats, feats, 3, padding=1) for _ in range(steps)])
+        self.hr = nn.Conv2d(feats, feats, 3, padding=1)
+        self.last = nn.Conv2d(feats, channels, 3, padding=1)
+
+    def forward(self, x):
+        f = self.first(x)
+        f = f + self.trunk_conv(self.trunk(f))
+        for up in self.ups:
+            f = F.leaky_relu(up(F.interpolate(f, scale_factor=2.0, mode="nearest")), 0.2)
+        return self.last(F.leaky_relu(self.hr(f), 0.2))
+
+
+MODULES = {
+    "conv": Conv,
+    "conv1": lambda: Conv(channels=1),
+    "small": Small,
+    "sr2": SR2,
+    "sr2y": lambda: SR2(channels=1),
+    "invert": Invert,
+    "sharpen": Sharpen,
+    "conv_half": lambda: Cast(torch.float16),
+    "conv_bf16": lambda: Cast(torch.bfloat16),
+    "conv_w_half": lambda: Conv().half(),           # weights saved in half precision
+    "conv_w_bf16": lambda: Conv().to(torch.bfloat16),
+    "overshoot": Overshoot,
+    "nan_inf": NanInf,
+    "raise_late": RaiseLate,
+    "out3d": Out3D,
+    "out1ch": Out1Ch,
+    # the benchmarks' models of the size users run (seeded random weights:
+    # the same cost as trained ones)
+    "compact": Compact,
+    "rrdb": RRDBNet,
+}
+
+
+def module(name):
+    """The model as a Python module in eval mode, weights from the fixed seed."""
+    if name not in MODULES:
         raise SystemExit("unknown model " + name)
-    return torch.jit.script(m.eval())
+    torch.manual_seed(20261130)
+    return MODULES[name]().eval()
+
+
+def build(name):
+    return torch.jit.script(module(name))
 
 
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
