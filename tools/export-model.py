@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""Export a PyTorch model for ffmpeg's dnn_processing (a TorchScript file).
+"""Export a PyTorch model for ffmpeg's dnn_processing: a TorchScript file,
+or with a .pt2 name an AOTInductor package (torch.export, compiled ahead of
+time; about a minute, needs a C++ compiler).
 
     python3 tools/export-model.py sharpen.pt
+    python3 tools/export-model.py sharpen.pt2 [cpu|cuda] [fp32|fp16|bf16]
     ./ffmpeg -i in.mp4 -vf dnn_processing=model=sharpen.pt out.mp4
+
+A package runs on the device and in the dtype it was compiled for, for
+frames of 16x16 up to 3840x2160 (the dynamic shapes below; widen them for
+larger frames).
 
 The contract: forward() takes a 1x3xHxW float tensor in [0, 1] (R, G, B;
 1xHxW channels for a model of the Y plane) and returns a 1x3xH'xW' tensor,
@@ -32,11 +39,25 @@ class Sharpen(nn.Module):
         return F.conv2d(x, self.weight, groups=3).clamp(0.0, 1.0)
 
 
+def export_package(model, path, device, dtype):
+    """torch.export with dynamic height and width, then AOTInductor."""
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    model = model.to(device=device, dtype=dtype)
+    example = torch.rand(1, 3, 720, 1280, device=device, dtype=dtype)
+    dims = {2: torch.export.Dim("h", min=16, max=2160),
+            3: torch.export.Dim("w", min=16, max=3840)}
+    ep = torch.export.export(model, (example,), dynamic_shapes={"x": dims})
+    torch._inductor.aoti_compile_and_package(ep, package_path=path)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2 or len(sys.argv) > 4:
         raise SystemExit(__doc__)
     model = Sharpen().eval()
-    # script keeps control flow; torch.jit.trace(model, torch.rand(1, 3, 64, 64))
-    # also works for models without data-dependent branches
-    torch.jit.script(model).save(sys.argv[1])
+    if sys.argv[1].endswith(".pt2"):
+        export_package(model, sys.argv[1], *(sys.argv[2:] + ["cpu", "fp32"][len(sys.argv) - 2:]))
+    else:
+        # script keeps control flow; torch.jit.trace(model, torch.rand(1, 3, 64, 64))
+        # also works for models without data-dependent branches
+        torch.jit.script(model).save(sys.argv[1])
     print("wrote", sys.argv[1])

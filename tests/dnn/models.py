@@ -5,7 +5,8 @@ comes out on every machine.  Run as a script to write them:
 
     python3 models.py OUTDIR [NAME...]
 
-NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME.
+NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME;
+"models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library.
 
 Without names it writes the test models (NAMES); the benchmarks' larger
 models (compact, rrdb) are written when named.  module(NAME) gives the same
@@ -254,17 +255,31 @@ NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
 PACKAGE_SHAPES = {"h": (16, 64), "w": (16, 96)}
 
 
-def package(name, path, device="cpu"):
-    torch.manual_seed(20261130)
-    m = {"conv": Conv}[name]().eval().to(device)
+def package(name, path, device="cpu", dtype=torch.float32):
+    m = module(name).to(device=device, dtype=dtype)
+    channels = 1 if name.endswith("1") or name.endswith("y") else 3
     h = torch.export.Dim("h", min=PACKAGE_SHAPES["h"][0], max=PACKAGE_SHAPES["h"][1])
     w = torch.export.Dim("w", min=PACKAGE_SHAPES["w"][0], max=PACKAGE_SHAPES["w"][1])
-    ep = torch.export.export(m, (torch.rand(1, 3, 48, 64, device=device),),
-                             dynamic_shapes={"x": {2: h, 3: w}})
+    x = torch.rand(1, channels, 48, 64, device=device, dtype=dtype)
+    ep = torch.export.export(m, (x,), dynamic_shapes={"x": {2: h, 3: w}})
     torch._inductor.aoti_compile_and_package(ep, package_path=path)
 
 
+def damage(src, dst):
+    """A copy of package src whose compiled library starts with zeros."""
+    import zipfile
+    entry = [i for i in zipfile.ZipFile(src).infolist() if i.filename.endswith(".so")][0]
+    data = bytearray(open(src, "rb").read())
+    at = entry.header_offset
+    at += 30 + int.from_bytes(data[at + 26:at + 28], "little") + \
+        int.from_bytes(data[at + 28:at + 30], "little")
+    data[at:at + 64] = bytes(64)
+    open(dst, "wb").write(data)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--damage":
+        return damage(sys.argv[2], sys.argv[3])
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
     outdir = sys.argv[1]

@@ -411,31 +411,40 @@ fate-dnn-torch-profiles: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-profiles
 endif
 
-# AOTInductor packages: conv.pt2 is the conv model exported for heights
-# 16..64 and widths 16..96 and compiled for the CPU.  Against PyTorch
-# running the TorchScript conv model on the same frames; the format is
-# told by the content, not the name (the package as .pt, TorchScript as
-# .pt2); a frame outside the exported sizes and a precision other than
-# the package's are one-line errors naming what the package takes.
-$(DNNT)/conv.pt2: $(SRC_PATH)/tests/dnn/models.py
+# AOTInductor packages: NAME.pt2 is model NAME exported for heights 16..64
+# and widths 16..96 and compiled for the CPU (kept in tests/data: made once).
+# Against PyTorch running the TorchScript model on the same frames: packed
+# RGB and BGR, gray and the Y plane (conv1), x2 (sr2), async and sync; the
+# format is told by the content, not the name (a package named .pt,
+# TorchScript named .pt2).  A frame outside the exported sizes, a precision
+# other than the package's and a package whose compiled library is
+# damaged are one-line errors.
+$(DNNT)/%.pt2: $(SRC_PATH)/tests/dnn/models.py
 	@mkdir -p $(DNNT)
-	$(DNNT_PY)/models.py $(DNNT) conv_pt2
+	$(DNNT_PY)/models.py $(DNNT) $*_pt2
 $(DNNT)/pkg_named.pt: $(DNNT)/conv.pt2
 	cp $< $@
 $(DNNT)/ts_named.pt2: $(DNNT)/models.stamp
 	cp $(DNNT)/conv.pt $@
+$(DNNT)/corrupt.pt2: $(DNNT)/conv.pt2
+	$(DNNT_PY)/models.py --damage $< $@
 
+# $(1) test name, $(2) package file, $(3) options, $(4) pixfmt, $(5) model
+# for the oracle, $(6) width, $(7) height
 define DNNT_PT2_ORACLE
-$(eval $(call DNNT_ORACLE,$(1),conv,rgb24,96,64,,u8,1))
+$(eval $(call DNNT_ORACLE,$(1),$(5),$(4),$(6),$(7),,u8,1))
 fate-dnn-torch-$(1): $(DNNT)/$(2)
-fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 96x64 \
+fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(6)x$(7) \
     -i $(TARGET_PATH)/$(DNNT)/$(1).in -vf $(DNNT_OPT)/$(2)$(3) -f rawvideo -
 endef
 
-$(eval $(call DNNT_PT2_ORACLE,pt2-rgb24,conv.pt2,))
-$(eval $(call DNNT_PT2_ORACLE,pt2-rgb24-sync,conv.pt2,:async=0))
-$(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,))
-$(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,))
+$(eval $(call DNNT_PT2_ORACLE,pt2-rgb24,conv.pt2,,rgb24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-bgr24-sync,conv.pt2,:async=0,bgr24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-gray8,conv1.pt2,,gray8,conv1,91,51))
+$(eval $(call DNNT_PT2_ORACLE,pt2-yuv420p,conv1.pt2,:async=0,yuv420p,conv1,91,51))
+$(eval $(call DNNT_PT2_ORACLE,pt2-sr2-rgb24,sr2.pt2,,rgb24,sr2,64,48))
+$(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,,rgb24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,,rgb24,conv,96,64))
 
 fate-dnn-torch-err-pt2-size: $(DNNT)/conv.pt2
 fate-dnn-torch-err-pt2-size: CMD = $(DNNT_PY)/expect_error.py --one-line \
@@ -447,6 +456,8 @@ FATE_DNN_TORCH += fate-dnn-torch-err-pt2-size
 
 $(eval $(call DNNT_ERROR,pt2-precision,conv.pt2. is an AOTInductor package compiled for fp32 input: precision=fp16 cannot change it,conv.pt2,rgb24,:precision=fp16))
 fate-dnn-torch-err-pt2-precision: $(DNNT)/conv.pt2
+$(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*corrupt.pt2.: ,corrupt.pt2,rgb24,))
+fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
 
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
