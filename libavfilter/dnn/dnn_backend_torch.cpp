@@ -27,19 +27,25 @@
  * elsewhere and a grow-only store for the conversion back to 8 bits.  They
  * are reallocated only when a frame needs more than they hold.
  *
- * With async=1 one worker thread per model runs the requests in order; the
- * filter thread converts the next frame meanwhile.  flush() waits for the
- * worker, free_model() drains and joins it.  No C++ exception leaves this
- * file: every entry point catches and returns an AVERROR.
+ * With async=1 worker threads run the requests: on the CPU one worker per
+ * request, so that up to nireq forwards run side by side, each with its
+ * share of the cores as LibTorch intra-op threads; on CUDA one worker that
+ * runs them in order.  The filter thread converts the next frame meanwhile.
+ * Frames leave in the order they came, whatever order the forwards end in.
+ * flush() waits for the workers, free_model() stops and joins them.  No C++
+ * exception leaves this file: every entry point catches and returns an
+ * AVERROR.
  */
 
 #include <cstdio>
+#include <ATen/Parallel.h>
 #include <torch/script.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
 
 extern "C" {
 #include "libavutil/avassert.h"
+#include "libavutil/cpu.h"
 #include "libavutil/mem.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
@@ -82,14 +88,16 @@ typedef struct THModel {
     SafeQueue *request_queue;   ///< free requests; popping one waits
     Queue *task_queue;          ///< tasks in submission order
 
-    /* async execution: one worker, guarded by mutex */
-    pthread_t worker;
-    int worker_started;
+    /* async execution: workers, guarded by mutex */
+    pthread_t *workers;
+    int nb_workers;             ///< workers started
+    int started;                ///< th_start() ran: requests made, workers started
+    int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
     int sync_init;              ///< mutex and cond are initialised
     pthread_mutex_t mutex;
     pthread_cond_t cond;
-    Queue *pending;             ///< requests waiting for the worker
-    int inflight;               ///< requests handed to the worker, not done
+    Queue *pending;             ///< requests waiting for a worker
+    int inflight;               ///< requests handed to the workers, not done
     int quit;
     int error;                  ///< first inference error; sticks
 
@@ -109,6 +117,7 @@ static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS },
     { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS },
     { "channels_last", "channels-last weights and input (auto: on CUDA)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS },
+    { "intra_op_threads", "LibTorch intra-op threads of each forward on the CPU (0: automatic, the cores shared among the requests that run at once)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS },
     { NULL }
 };
 
@@ -661,10 +670,32 @@ static void th_worker_done(THModel *th_model, THInferRequest *request, int ret)
 }
 
 /*
- * Requests run in order.  One whose output is still being copied to the
- * host (CPU frames on CUDA) is finished only after the next one has been
- * started, so that the copy of one overlaps the model on the next; tasks
- * still complete in order.
+ * LibTorch's intra-op thread count belongs to the calling thread: with its
+ * OpenMP backend at::set_num_threads() sets this thread's OpenMP team size
+ * (omp_set_num_threads), so each worker gets its own pool of that size.
+ * It also stores the count as the default of threads that have not yet
+ * run a parallel LibTorch operation, so set it only when there is a count.
+ */
+static void th_set_intra_threads(THModel *th_model)
+{
+    if (th_model->intra_threads <= 0)
+        return;
+    try {
+        at::set_num_threads(th_model->intra_threads);
+    } catch (const std::exception &e) {
+        th_error(th_model->ctx, "could not set the intra-op thread count", e);
+    }
+}
+
+/*
+ * Each worker takes the oldest pending request.  With one worker (CUDA)
+ * requests run in order, and one whose output is still being copied to
+ * the host (CPU frames on CUDA) is finished only after the next one has
+ * been started, so that the copy of one overlaps the model on the next.
+ * With several (CPU), forwards run side by side and may end in any order;
+ * dnn_get_result_th() still hands tasks out in submission order.  After an
+ * error or once free_model() has asked to quit, requests are completed
+ * without running.
  */
 static void *th_worker(void *arg)
 {
@@ -672,19 +703,21 @@ static void *th_worker(void *arg)
     THInferRequest *prev = NULL;
     int prev_ret = 0;
 
+    th_set_intra_threads(th_model);
     pthread_mutex_lock(&th_model->mutex);
     for (;;) {
         THInferRequest *request;
-        int ret = 0;
+        int ret = 0, skip;
 
         while (!th_model->quit && !ff_queue_size(th_model->pending) && !prev)
             pthread_cond_wait(&th_model->cond, &th_model->mutex);
         request = (THInferRequest *)ff_queue_pop_front(th_model->pending);
         if (!request && !prev)
             break;
+        skip = th_model->quit || th_model->error;
         pthread_mutex_unlock(&th_model->mutex);
 
-        if (request)
+        if (request && !skip)
             ret = th_run_request(th_model, request);
         if (prev)
             th_worker_done(th_model, prev, th_finish_request(prev, prev_ret));
@@ -738,6 +771,7 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
         ret = ff_queue_push_back(th_model->pending, request);
         if (ret >= 0) {
             th_model->inflight++;
+            /* only idle workers wait here while this thread submits */
             pthread_cond_signal(&th_model->cond);
         } else {
             th_complete(th_model, request, ret);
@@ -1062,14 +1096,16 @@ static void dnn_free_model_th(DNNModel **model)
         return;
     th_model = (THModel *)*model;
 
-    if (th_model->worker_started) {
-        /* the worker runs every pending request before it sees quit */
+    if (th_model->nb_workers) {
+        /* the workers complete what is pending without running it, and stop */
         pthread_mutex_lock(&th_model->mutex);
         th_model->quit = 1;
         pthread_cond_broadcast(&th_model->cond);
         pthread_mutex_unlock(&th_model->mutex);
-        pthread_join(th_model->worker, NULL);
+        for (int i = 0; i < th_model->nb_workers; i++)
+            pthread_join(th_model->workers[i], NULL);
     }
+    av_freep(&th_model->workers);
     if (th_model->pending)
         ff_queue_destroy(th_model->pending);
     if (th_model->sync_init) {
@@ -1126,14 +1162,9 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
     return ret;
 }
 
-static int th_init_requests(DnnContext *ctx, THModel *th_model)
+/* The lock, the queues and the workers' queue; requests come in th_start(). */
+static int th_init_sync(DnnContext *ctx, THModel *th_model)
 {
-    /* CPU frames on CUDA: one request uploading, one in the model, one
-     * downloading */
-    if (ctx->nireq <= 0)
-        ctx->nireq = !ctx->async ? 1 :
-                     th_model->device_type == c10::DeviceType::CUDA ? 3 : 2;
-
     if (pthread_mutex_init(&th_model->mutex, NULL))
         return AVERROR(ENOMEM);
     if (pthread_cond_init(&th_model->cond, NULL)) {
@@ -1144,10 +1175,57 @@ static int th_init_requests(DnnContext *ctx, THModel *th_model)
 
     th_model->request_queue = ff_safe_queue_create();
     th_model->task_queue    = ff_queue_create();
-    th_model->requests      = (THInferRequest **)av_calloc(ctx->nireq, sizeof(*th_model->requests));
-    if (!th_model->request_queue || !th_model->task_queue || !th_model->requests)
+    th_model->pending       = ff_queue_create();
+    if (!th_model->request_queue || !th_model->task_queue || !th_model->pending)
         return AVERROR(ENOMEM);
+    return 0;
+}
 
+/* Forwards run side by side on the CPU only; CUDA work runs in order. */
+static int th_side_by_side(const THModel *th_model)
+{
+    return th_model->ctx->async && th_model->device_type == c10::DeviceType::CPU &&
+           !th_model->cuda_channels;
+}
+
+/*
+ * nireq = 0: one request without async; CUDA frames: two (one converted
+ * while one runs); CPU frames on CUDA: three (one uploading, one in the
+ * model, one downloading); on the CPU half the cores, at least two.
+ */
+static int th_default_nireq(const THModel *th_model, int cores)
+{
+    if (!th_model->ctx->async)
+        return 1;
+    if (th_model->cuda_channels)
+        return 2;
+    if (th_model->device_type == c10::DeviceType::CUDA)
+        return 3;
+    if (th_model->device_type != c10::DeviceType::CPU)
+        return 2;
+    return FFMAX(2, cores / 2);
+}
+
+/*
+ * Intra-op threads of each forward: the option, else, with forwards side
+ * by side, the cores shared among them; else LibTorch's default (0).
+ */
+static int th_default_intra_threads(const THModel *th_model, int cores)
+{
+    const DnnContext *ctx = th_model->ctx;
+
+    if (ctx->torch_option.intra_op_threads > 0)
+        return ctx->torch_option.intra_op_threads;
+    if (!th_side_by_side(th_model) || ctx->nireq < 2)
+        return 0;
+    return FFMAX(1, cores / ctx->nireq);
+}
+
+static int th_make_requests(DnnContext *ctx, THModel *th_model)
+{
+    th_model->requests = (THInferRequest **)av_calloc(ctx->nireq, sizeof(*th_model->requests));
+    if (!th_model->requests)
+        return AVERROR(ENOMEM);
     for (int i = 0; i < ctx->nireq; i++) {
         THInferRequest *request = new (std::nothrow) THInferRequest();
         if (!request)
@@ -1156,17 +1234,51 @@ static int th_init_requests(DnnContext *ctx, THModel *th_model)
         if (ff_safe_queue_push_back(th_model->request_queue, request) < 0)
             return AVERROR(ENOMEM);
     }
+    return 0;
+}
 
-    if (!ctx->async)
-        return 0;
-    th_model->pending = ff_queue_create();
-    if (!th_model->pending)
+/* One worker per request on the CPU, else one. */
+static int th_start_workers(DnnContext *ctx, THModel *th_model)
+{
+    int n = th_side_by_side(th_model) ? ctx->nireq : 1;
+
+    th_model->workers = (pthread_t *)av_calloc(n, sizeof(*th_model->workers));
+    if (!th_model->workers)
         return AVERROR(ENOMEM);
-    if (pthread_create(&th_model->worker, NULL, th_worker, th_model)) {
-        av_log(ctx, AV_LOG_ERROR, "could not start the inference thread\n");
-        return AVERROR(EAGAIN);
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&th_model->workers[i], NULL, th_worker, th_model)) {
+            av_log(ctx, AV_LOG_ERROR, "could not start an inference thread\n");
+            return AVERROR(EAGAIN);
+        }
+        th_model->nb_workers++;
     }
-    th_model->worker_started = 1;
+    return 0;
+}
+
+/*
+ * Once, before the first frame, when the input link has said whether its
+ * frames are on CUDA (get_input): requests, intra-op threads, workers.
+ */
+static int th_start(THModel *th_model)
+{
+    DnnContext *ctx = th_model->ctx;
+    int cores = av_cpu_count(), ret;
+
+    th_model->started = 1;
+    if (ctx->nireq <= 0)
+        ctx->nireq = th_default_nireq(th_model, cores);
+    th_model->intra_threads = th_default_intra_threads(th_model, cores);
+    ret = th_make_requests(ctx, th_model);
+    if (ret >= 0 && ctx->async)
+        ret = th_start_workers(ctx, th_model);
+    else if (ret >= 0)
+        th_set_intra_threads(th_model);     /* the forwards run in this thread */
+    if (ret < 0)
+        return ret;
+    av_log(ctx, AV_LOG_VERBOSE, "%s, %d request%s%s, intra-op threads: %d%s\n",
+           ctx->async ? "async" : "sync", ctx->nireq, ctx->nireq == 1 ? "" : "s",
+           th_model->nb_workers > 1 ? " side by side" : "", th_model->intra_threads,
+           th_model->intra_threads ? "" : " (LibTorch's default)");
     return 0;
 }
 
@@ -1197,14 +1309,13 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
 
     if (th_parse_device(ctx, th_model) < 0 ||
         th_load_module(ctx, th_model) < 0 ||
-        th_init_requests(ctx, th_model) < 0)
+        th_init_sync(ctx, th_model) < 0)
         goto fail;
     th_probe_channels(th_model);
 
-    av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s, %s, %d request%s\n",
+    av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s\n",
            ctx->model_filename, th_device(th_model).str().c_str(),
-           th_dtype_name(th_model->dtype), th_model->channels_last ? ", channels-last" : "",
-           ctx->async ? "async" : "sync", ctx->nireq, ctx->nireq == 1 ? "" : "s");
+           th_dtype_name(th_model->dtype), th_model->channels_last ? ", channels-last" : "");
     return model;
 
 fail:
@@ -1224,6 +1335,15 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
     if (ret < 0)
         return ret;
 
+    if (!th_model->started) {
+        ret = th_start(th_model);
+        if (ret < 0) {
+            pthread_mutex_lock(&th_model->mutex);
+            th_model->error = ret;
+            pthread_mutex_unlock(&th_model->mutex);
+            return ret;
+        }
+    }
     pthread_mutex_lock(&th_model->mutex);
     ret = th_model->error;
     pthread_mutex_unlock(&th_model->mutex);
@@ -1286,7 +1406,7 @@ static int dnn_flush_th(const DNNModel *model)
     THModel *th_model = (THModel *)model;
     int ret;
 
-    if (!th_model->worker_started)
+    if (!th_model->nb_workers)
         return 0;
     pthread_mutex_lock(&th_model->mutex);
     while (th_model->inflight > 0)

@@ -112,6 +112,16 @@ class RaiseLate(nn.Module):
         return x
 
 
+class RaiseWhite(nn.Module):
+    """Returns 1 - x; raises on an all-white frame (one in the middle of a
+    stream of testsrc2 frames, which are never all white)."""
+
+    def forward(self, x):
+        if bool(x.min() > 0.99):
+            raise RuntimeError("raise_white: an all-white frame")
+        return 1 - x
+
+
 class Out3D(nn.Module):
     """Returns C x H x W: no batch dimension."""
 
@@ -156,6 +166,8 @@ def build(name):
         m = NanInf()
     elif name == "raise_late":
         m = RaiseLate()
+    elif name == "raise_white":
+        m = RaiseWhite()
     elif name == "out3d":
         m = Out3D()
     elif name == "out1ch":
@@ -167,7 +179,7 @@ def build(name):
 
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
-         "nan_inf", "raise_late", "out3d", "out1ch"]
+         "nan_inf", "raise_late", "raise_white", "out3d", "out1ch"]
 
 
 def main():
