@@ -122,6 +122,14 @@ class RaiseWhite(nn.Module):
         return 1 - x
 
 
+class BatchFirst(nn.Module):
+    """Returns the first frame of its input only: a batch of 1 whatever the
+    batch it is given."""
+
+    def forward(self, x):
+        return x[:1]
+
+
 class Out3D(nn.Module):
     """Returns C x H x W: no batch dimension."""
 
@@ -168,6 +176,8 @@ def build(name):
         m = RaiseLate()
     elif name == "raise_white":
         m = RaiseWhite()
+    elif name == "batch_first":
+        m = BatchFirst()
     elif name == "out3d":
         m = Out3D()
     elif name == "out1ch":
@@ -179,7 +189,8 @@ def build(name):
 
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
-         "nan_inf", "raise_late", "raise_white", "out3d", "out1ch"]
+         "nan_inf", "raise_late", "raise_white", "batch_first", "out3d",
+         "out1ch"]
 
 
 def main():

@@ -177,6 +177,19 @@ $(eval $(call DNNT_RESIZE_TESTS,resize-inline,$(DNNT_RESIZE_inline),,resize.ref,
 # the intra-op thread count of each forward, as a user sets it
 $(eval $(call DNNT_RESIZE_ASYNC,resize-inline,$(DNNT_RESIZE_inline),,async-nireq3-intra1,:async=1:nireq=3:intra_op_threads=1))
 
+# batch_size 3 (frames per forward) on 15 frames whose size changes after
+# 5 and 10: a partly filled batch goes at each size change (inline) or at
+# each drain (reinit) and at the end; sync, and async with one and two
+# batches of requests, identical to sync without batches.
+# $(1) test name, $(2) and $(3) as for DNNT_RESIZE_ASYNC
+define DNNT_BATCH_TESTS
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-sync,:async=0:batch_size=3))
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq3,:async=1:nireq=3:batch_size=3))
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq6,:async=1:nireq=6:batch_size=3))
+endef
+$(eval $(call DNNT_BATCH_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),))
+$(eval $(call DNNT_BATCH_TESTS,resize-inline,$(DNNT_RESIZE_inline),))
+
 # The same stream in gray8 through the one-channel model.
 $(eval $(call DNNT_RESIZE_PART,gray-a,64x48,0,gray))
 $(eval $(call DNNT_RESIZE_PART,gray-b,80x56,5,gray))
@@ -198,6 +211,8 @@ DNNT_RESIZE_gray_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize-gray/%03
 DNNT_RESIZE_gray_inline = -reinit_filter 0 $(DNNT_RESIZE_gray_reinit)
 $(eval $(call DNNT_RESIZE_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),,resize-gray.ref,default))
 $(eval $(call DNNT_RESIZE_TESTS,resize-gray-inline,$(DNNT_RESIZE_gray_inline),,resize-gray.ref,))
+$(eval $(call DNNT_BATCH_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),))
+$(eval $(call DNNT_BATCH_TESTS,resize-gray-inline,$(DNNT_RESIZE_gray_inline),))
 
 # A stream that changes pixel format twice (PNGs of 64x48: rgb24, gray8,
 # rgb24) through the invert model (1 - x, any number of channels): the
@@ -331,6 +346,8 @@ $(eval $(call DNNT_RAISE_MID,raises-mid-gray8-nireq8,gray,:async=1:nireq=8))
 
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
 $(eval $(call DNNT_ERROR,precision-invalid,precision .fp8. is not one of auto$(DNNT_COMMA) fp32$(DNNT_COMMA) fp16$(DNNT_COMMA) bf16,conv.pt,rgb24,:precision=fp8))
+$(eval $(call DNNT_ERROR,output-batch,model output has batch size 1; expected 3$(DNNT_COMMA) the frames of its input .batch_size 3.,batch_first.pt,rgb24,:batch_size=3))
+$(eval $(call DNNT_ERROR,batch-nireq,nireq 2 is less than batch_size 3,conv.pt,rgb24,:nireq=2:batch_size=3))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
 # -h filter=dnn_processing says what the defaults are and what device takes.
@@ -341,9 +358,10 @@ fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
 fate-dnn-torch-help: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help
 
-# The requests and intra-op threads chosen, at verbose level: with async
-# on the CPU the requests run side by side, with the count asked for; the
-# automatic choice gives at least two; without async, LibTorch's default.
+# The requests, batch size and intra-op threads chosen, at verbose level:
+# with async on the CPU the requests run side by side, with the count asked
+# for; the automatic choice gives at least two; without async, LibTorch's
+# default; with batch_size 2, workers for batches of 2 requests.
 # $(1) test name, $(2) filter options, $(3) regex
 define DNNT_THREADS
 fate-dnn-torch-threads-$(1): $(DNNT)/models.stamp
@@ -355,11 +373,13 @@ fate-dnn-torch-threads-$(1): CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-threads-$(1)
 endef
 $(eval $(call DNNT_THREADS,explicit,:async=1:nireq=3:intra_op_threads=2,\
-    "async$(DNNT_COMMA) 3 requests side by side$(DNNT_COMMA) intra-op threads: 2$$$$"))
+    "async$(DNNT_COMMA) 3 requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 2$$$$"))
 $(eval $(call DNNT_THREADS,auto,:async=1,\
-    "async$(DNNT_COMMA) ([2-9]|[1-9][0-9]+) requests side by side$(DNNT_COMMA) intra-op threads: [1-9]"))
+    "async$(DNNT_COMMA) ([2-9]|[1-9][0-9]+) requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: [1-9]"))
 $(eval $(call DNNT_THREADS,sync,:async=0,\
-    "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) intra-op threads: 0 .LibTorch.s default.$$$$"))
+    "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 0 .LibTorch.s default.$$$$"))
+$(eval $(call DNNT_THREADS,batch,:async=1:nireq=4:batch_size=2:intra_op_threads=1,\
+    "async$(DNNT_COMMA) 4 requests side by side$(DNNT_COMMA) batch size 2$(DNNT_COMMA) intra-op threads: 1$$$$"))
 
 # optimize is per model: whether TorchScript's graph executor optimizes is a
 # thread-local flag of LibTorch, set around each forward in the thread that
