@@ -520,6 +520,16 @@ fate-dnn-torch-valgrind-raise-mid: CMD = $(DNNT_PY)/valgrind_leaks.py --fails \
 fate-dnn-torch-valgrind-raise-mid: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-raise-mid
 
+# Batches of 3 on one graph whose frames change size twice: partly filled
+# batches go at each change and at the end.
+fate-dnn-torch-valgrind-batch: $(DNNT)/resize/stamp
+fate-dnn-torch-valgrind-batch: CMD = $(DNNT_PY)/valgrind_leaks.py \
+    tests/data/fate/dnn-torch-valgrind-batch.vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    $(DNNT_RESIZE_inline):async=1:nireq=6:batch_size=3 -f null -
+fate-dnn-torch-valgrind-batch: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-batch
+
 # The API example, async, two sizes: the first graph is drained and freed
 # at the size change, the second at the end.  Nothing at all may be
 # definitely lost (--all): the filter's options included.
