@@ -27,13 +27,22 @@
  * elsewhere and a grow-only store for the conversion back to 8 bits.  They
  * are reallocated only when a frame needs more than they hold.
  *
- * With async=1 one worker thread per model runs the requests in order; the
- * filter thread converts the next frame meanwhile.  flush() waits for the
- * worker, free_model() drains and joins it.  No C++ exception leaves this
- * file: every entry point catches and returns an AVERROR.
+ * With async=1 worker threads run the requests: on the CPU one worker per
+ * batch of requests (a batch is one request by default), so that forwards
+ * run side by side, each with its share of the cores as LibTorch intra-op
+ * threads; on CUDA one worker that runs them in order.  The filter thread converts the next frame meanwhile.
+ * Frames leave in the order they came, whatever order the forwards end in.
+ * With batch_size > 1 (CPU) the filter thread converts consecutive frames
+ * of one size into the input of the batch's first request, its lead; the
+ * batch goes to a worker when full, when the size or format changes and
+ * at flush; one forward, then each request writes its slice of the output.
+ * flush() waits for the workers, free_model() stops and joins them.  No C++
+ * exception leaves this file: every entry point catches and returns an
+ * AVERROR.
  */
 
 #include <cstdio>
+#include <ATen/Parallel.h>
 #include <torch/script.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
@@ -41,6 +50,7 @@
 extern "C" {
 #include "libavutil/avassert.h"
 #include "libavutil/avstring.h"
+#include "libavutil/cpu.h"
 #include "libavutil/mem.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
@@ -60,7 +70,10 @@ extern "C" {
 
 typedef struct THInferRequest {
     TaskItem *task;
-    torch::Tensor input;     ///< model input, a view of in_store
+    std::vector<struct THInferRequest *> batch; ///< as lead: the requests of
+                             ///< its forward, itself first, in input order
+    torch::Tensor input;     ///< model input, a view of in_store (as lead:
+                             ///< every frame of the batch)
     torch::Tensor output;    ///< model output of the last run
     torch::Tensor in_store;  ///< grow-only float store on the model's device
     torch::Tensor stage;     ///< grow-only uint8 store, frame -> device
@@ -87,14 +100,18 @@ typedef struct THModel {
     SafeQueue *request_queue;   ///< free requests; popping one waits
     Queue *task_queue;          ///< tasks in submission order
 
-    /* async execution: one worker, guarded by mutex */
-    pthread_t worker;
-    int worker_started;
+    /* async execution: workers, guarded by mutex */
+    pthread_t *workers;
+    int nb_workers;             ///< workers started
+    int started;                ///< th_start() ran: requests made, workers started
+    int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
+    int batch;                  ///< frames per forward (batch_size)
+    THInferRequest *forming;    ///< lead of a batch not yet full (filter thread)
     int sync_init;              ///< mutex and cond are initialised
     pthread_mutex_t mutex;
     pthread_cond_t cond;
-    Queue *pending;             ///< requests waiting for the worker
-    int inflight;               ///< requests handed to the worker, not done
+    Queue *pending;             ///< requests waiting for a worker
+    int inflight;               ///< requests handed to the workers, not done
     int quit;
     int error;                  ///< first inference error; sticks
 
@@ -114,6 +131,8 @@ static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS },
     { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS },
     { "channels_last", "channels-last weights and input (auto: on CUDA)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS },
+    { "batch_size", "frames per forward: the N of the model's N x C x H x W input (CPU)", OFFSET(batch_size), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, 1000, FLAGS },
+    { "intra_op_threads", "LibTorch intra-op threads of each forward on the CPU (0: automatic, the cores shared among the requests that run at once)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS },
     { NULL }
 };
 
@@ -212,16 +231,38 @@ static torch::Tensor th_grow(torch::Tensor &store, int64_t n,
     return store.narrow(0, 0, n);
 }
 
-/* The model's 1 x C x H x W input in store: its dtype, NHWC strides if asked. */
-static torch::Tensor th_input_view(const THModel *th_model, torch::Tensor &store,
-                                   int channels, int height, int width)
+/* The model's N x C x H x W input in store: its dtype, NHWC strides if asked. */
+static torch::Tensor th_input_view_n(const THModel *th_model, torch::Tensor &store,
+                                     int n, int channels, int height, int width)
 {
-    torch::Tensor t = th_grow(store, (int64_t)channels * height * width,
+    torch::Tensor t = th_grow(store, (int64_t)n * channels * height * width,
                               th_model->dtype, th_device(th_model));
 
     if (th_model->channels_last)
-        return t.view({ 1, height, width, channels }).permute({ 0, 3, 1, 2 });
-    return t.view({ 1, channels, height, width });
+        return t.view({ n, height, width, channels }).permute({ 0, 3, 1, 2 });
+    return t.view({ n, channels, height, width });
+}
+
+static torch::Tensor th_input_view(const THModel *th_model, torch::Tensor &store,
+                                   int channels, int height, int width)
+{
+    return th_input_view_n(th_model, store, 1, channels, height, width);
+}
+
+/*
+ * Where request's frame goes: slot k of its batch, whose lead holds the
+ * input of every frame (a request alone is its own lead, slot 0).
+ */
+static torch::Tensor th_batch_slot(const THModel *th_model, THInferRequest *request,
+                                   int channels, int height, int width)
+{
+    THInferRequest *lead = th_model->forming ? th_model->forming : request;
+    int64_t k = lead == request ? 0 : (int64_t)lead->batch.size();
+
+    if (!k)
+        lead->input = th_input_view_n(th_model, lead->in_store, th_model->batch,
+                                      channels, height, width);
+    return lead->input.narrow(0, k, 1);
 }
 
 /* Plane 0 of a CPU frame as an H x W x C tensor, without a copy. */
@@ -389,9 +430,8 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     }
 
     if (device.is_cpu() && in->format != AV_PIX_FMT_GRAYF32) {
-        request->input = th_input_view(th_model, request->in_store, channels,
-                                       in->height, in->width);
-        th_fill_cpu(in, channels, request->input);
+        torch::Tensor x = th_batch_slot(th_model, request, channels, in->height, in->width);
+        th_fill_cpu(in, channels, x);
         return 0;
     }
 #if TH_CUDA_FRAMES
@@ -407,16 +447,15 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         src = staged;
     }
 
-    request->input = th_input_view(th_model, request->in_store, channels,
-                                   in->height, in->width);
+    torch::Tensor x = th_batch_slot(th_model, request, channels, in->height, in->width);
     if (in->format == AV_PIX_FMT_GRAYF32) {
-        request->input[0].copy_(src.permute({ 2, 0, 1 }));
+        x[0].copy_(src.permute({ 2, 0, 1 }));
         return 0;
     }
     /* on the model's device: copy_ casts in place, without a temporary */
     for (int c = 0; c < channels; c++)
-        request->input[0][c].copy_(src.select(2, th_frame_channel(in->format, c)));
-    request->input.div_(255.0);
+        x[0][c].copy_(src.select(2, th_frame_channel(in->format, c)));
+    x.div_(255.0);
     return 0;
 }
 
@@ -615,6 +654,32 @@ static int th_is_cuda_frame(const AVFrame *frame)
     return frame->format == AV_PIX_FMT_CUDA;
 }
 
+/*
+ * One forward on the frames of a batch (CPU frames on the CPU), then each
+ * request of the batch gets its slice of the output.
+ */
+static int th_run_batch(THModel *th_model, THInferRequest *lead)
+{
+    const int64_t n = (int64_t)lead->batch.size();
+    torch::Tensor y;
+    int ret;
+
+    lead->input = lead->input.narrow(0, 0, n);
+    ret = th_start_inference(lead);
+    if (ret < 0 || th_model->batch == 1)
+        return ret;
+    y = lead->output;
+    if (y.dim() == 4 && y.size(0) != n) {
+        av_log(th_model->ctx, AV_LOG_ERROR, "model output has batch size %" PRId64
+               "; expected %" PRId64 ", the frames of its input (batch_size %d)\n",
+               y.size(0), n, th_model->batch);
+        return AVERROR(EINVAL);
+    }
+    for (int64_t i = 0; i < n; i++)
+        lead->batch[i]->output = y.dim() == 4 ? y.narrow(0, i, 1) : y;
+    return 0;
+}
+
 /* Run a converted request: inference and writing the output frame. */
 static int th_run_request(THModel *th_model, THInferRequest *request)
 {
@@ -629,9 +694,9 @@ static int th_run_request(THModel *th_model, THInferRequest *request)
             return err < 0 ? err : infer_completion_callback(request);
         });
 #endif
-    ret = th_start_inference(request);
-    if (!ret)
-        ret = infer_completion_callback(request);
+    ret = th_run_batch(th_model, request);
+    for (size_t i = 0; i < request->batch.size() && !ret; i++)
+        ret = infer_completion_callback(request->batch[i]);
     return ret;
 }
 
@@ -649,30 +714,63 @@ static int th_finish_request(THInferRequest *request, int ret)
     return ret;
 }
 
-/* Mark a request's task done; called with the mutex held. */
-static void th_complete(THModel *th_model, THInferRequest *request, int ret)
+/* Mark the tasks of a batch done; called with the mutex held. */
+static void th_complete(THModel *th_model, THInferRequest *lead, int ret)
 {
-    request->task->inference_done++;
+    for (THInferRequest *request : lead->batch)
+        request->task->inference_done++;
     if (ret < 0 && !th_model->error)
         th_model->error = ret;
 }
 
-/* The worker is done with a request: complete its task, free the request. */
-static void th_worker_done(THModel *th_model, THInferRequest *request, int ret)
+/*
+ * Give back the requests of a batch, the lead last: once it is back, the
+ * filter thread may make it the lead of another batch.
+ */
+static void th_release(THModel *th_model, THInferRequest *lead)
+{
+    for (size_t i = lead->batch.size(); i-- > 0;)
+        ff_safe_queue_push_back(th_model->request_queue, lead->batch[i]);
+}
+
+/* A worker is done with a batch: complete its tasks, free its requests. */
+static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
 {
     pthread_mutex_lock(&th_model->mutex);
-    th_complete(th_model, request, ret);
-    th_model->inflight--;
+    th_complete(th_model, lead, ret);
+    th_model->inflight -= (int)lead->batch.size();
     pthread_cond_broadcast(&th_model->cond);
     pthread_mutex_unlock(&th_model->mutex);
-    ff_safe_queue_push_back(th_model->request_queue, request);
+    th_release(th_model, lead);
 }
 
 /*
- * Requests run in order.  One whose output is still being copied to the
- * host (CPU frames on CUDA) is finished only after the next one has been
- * started, so that the copy of one overlaps the model on the next; tasks
- * still complete in order.
+ * LibTorch's intra-op thread count belongs to the calling thread: with its
+ * OpenMP backend at::set_num_threads() sets this thread's OpenMP team size
+ * (omp_set_num_threads), so each worker gets its own pool of that size.
+ * It also stores the count as the default of threads that have not yet
+ * run a parallel LibTorch operation, so set it only when there is a count.
+ */
+static void th_set_intra_threads(THModel *th_model)
+{
+    if (th_model->intra_threads <= 0)
+        return;
+    try {
+        at::set_num_threads(th_model->intra_threads);
+    } catch (const std::exception &e) {
+        th_error(th_model->ctx, "could not set the intra-op thread count", e);
+    }
+}
+
+/*
+ * Each worker takes the oldest pending request.  With one worker (CUDA)
+ * requests run in order, and one whose output is still being copied to
+ * the host (CPU frames on CUDA) is finished only after the next one has
+ * been started, so that the copy of one overlaps the model on the next.
+ * With several (CPU), forwards run side by side and may end in any order;
+ * dnn_get_result_th() still hands tasks out in submission order.  After an
+ * error or once free_model() has asked to quit, requests are completed
+ * without running.
  */
 static void *th_worker(void *arg)
 {
@@ -680,19 +778,21 @@ static void *th_worker(void *arg)
     THInferRequest *prev = NULL;
     int prev_ret = 0;
 
+    th_set_intra_threads(th_model);
     pthread_mutex_lock(&th_model->mutex);
     for (;;) {
         THInferRequest *request;
-        int ret = 0;
+        int ret = 0, skip;
 
         while (!th_model->quit && !ff_queue_size(th_model->pending) && !prev)
             pthread_cond_wait(&th_model->cond, &th_model->mutex);
         request = (THInferRequest *)ff_queue_pop_front(th_model->pending);
         if (!request && !prev)
             break;
+        skip = th_model->quit || th_model->error;
         pthread_mutex_unlock(&th_model->mutex);
 
-        if (request)
+        if (request && !skip)
             ret = th_run_request(th_model, request);
         if (prev)
             th_worker_done(th_model, prev, th_finish_request(prev, prev_ret));
@@ -707,9 +807,77 @@ static void *th_worker(void *arg)
 }
 
 /*
- * Convert the frame, queue the task, then run it here (sync) or hand it to
- * the worker (async).  Once *queued is set the backend owns the task's
- * frames, even on error; before, the caller keeps them.
+ * Hand a batch to the workers (async) or run it here (sync).  Its tasks are
+ * queued; on error they are completed with it.
+ */
+static int th_submit(THModel *th_model, THInferRequest *lead)
+{
+    int ret;
+
+    if (th_model->ctx->async) {
+        pthread_mutex_lock(&th_model->mutex);
+        ret = ff_queue_push_back(th_model->pending, lead);
+        if (ret >= 0) {
+            th_model->inflight += (int)lead->batch.size();
+            /* only idle workers wait here while this thread submits */
+            pthread_cond_signal(&th_model->cond);
+        } else {
+            th_complete(th_model, lead, ret);
+        }
+        pthread_mutex_unlock(&th_model->mutex);
+        if (ret < 0)
+            th_release(th_model, lead);
+        return ret < 0 ? ret : 0;
+    }
+
+    ret = th_finish_request(lead, th_run_request(th_model, lead));
+    pthread_mutex_lock(&th_model->mutex);
+    th_complete(th_model, lead, ret);
+    pthread_mutex_unlock(&th_model->mutex);
+    th_release(th_model, lead);
+    return ret;
+}
+
+/*
+ * Submit the batch being formed, partly filled, when the next frame cannot
+ * join it (another size or format) or when in is NULL (flush).
+ */
+static int th_close_batch(THModel *th_model, const AVFrame *in)
+{
+    THInferRequest *lead = th_model->forming;
+    const AVFrame *first;
+
+    if (!lead)
+        return 0;
+    first = lead->task->in_frame;
+    if (in && in->width == first->width && in->height == first->height &&
+        in->format == first->format)
+        return 0;
+    th_model->forming = NULL;
+    return th_submit(th_model, lead);
+}
+
+/* Add a queued request to the batch being formed; a full batch goes. */
+static int th_add_to_batch(THModel *th_model, THInferRequest *request)
+{
+    THInferRequest *lead = th_model->forming ? th_model->forming : request;
+
+    if (lead == request)
+        request->batch.clear();
+    lead->batch.push_back(request);     /* within what th_make_requests reserved */
+    if ((int)lead->batch.size() < th_model->batch) {
+        th_model->forming = lead;
+        return 0;
+    }
+    th_model->forming = NULL;
+    return th_submit(th_model, lead);
+}
+
+/*
+ * Convert the frame, queue the task, add it to a batch, which runs here
+ * (sync) or goes to the workers (async) once full.  Once *queued is set
+ * the backend owns the task's frames, even on error; before, the caller
+ * keeps them.
  */
 static int execute_model_th(THModel *th_model, THInferRequest *request, int *queued)
 {
@@ -724,6 +892,9 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
         return AVERROR(ENOSYS);
 #endif
     } else {
+        ret = th_close_batch(th_model, task->in_frame);
+        if (ret < 0)
+            return ret;
         try {
             torch::NoGradGuard no_grad;
             ret = fill_model_input_th(th_model, request);
@@ -740,28 +911,7 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     if (ret < 0)
         return ret;
     *queued = 1;
-
-    if (task->async) {
-        pthread_mutex_lock(&th_model->mutex);
-        ret = ff_queue_push_back(th_model->pending, request);
-        if (ret >= 0) {
-            th_model->inflight++;
-            pthread_cond_signal(&th_model->cond);
-        } else {
-            th_complete(th_model, request, ret);
-        }
-        pthread_mutex_unlock(&th_model->mutex);
-        if (ret < 0)
-            ff_safe_queue_push_back(th_model->request_queue, request);
-        return ret < 0 ? ret : 0;
-    }
-
-    ret = th_finish_request(request, th_run_request(th_model, request));
-    pthread_mutex_lock(&th_model->mutex);
-    th_complete(th_model, request, ret);
-    pthread_mutex_unlock(&th_model->mutex);
-    ff_safe_queue_push_back(th_model->request_queue, request);
-    return ret;
+    return th_add_to_batch(th_model, request);
 }
 
 static const struct {
@@ -1152,14 +1302,16 @@ static void dnn_free_model_th(DNNModel **model)
         return;
     th_model = (THModel *)*model;
 
-    if (th_model->worker_started) {
-        /* the worker runs every pending request before it sees quit */
+    if (th_model->nb_workers) {
+        /* the workers complete what is pending without running it, and stop */
         pthread_mutex_lock(&th_model->mutex);
         th_model->quit = 1;
         pthread_cond_broadcast(&th_model->cond);
         pthread_mutex_unlock(&th_model->mutex);
-        pthread_join(th_model->worker, NULL);
+        for (int i = 0; i < th_model->nb_workers; i++)
+            pthread_join(th_model->workers[i], NULL);
     }
+    av_freep(&th_model->workers);
     if (th_model->pending)
         ff_queue_destroy(th_model->pending);
     if (th_model->sync_init) {
@@ -1227,14 +1379,9 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
     return ret;
 }
 
-static int th_init_requests(DnnContext *ctx, THModel *th_model)
+/* The lock, the queues and the workers' queue; requests come in th_start(). */
+static int th_init_sync(DnnContext *ctx, THModel *th_model)
 {
-    /* CPU frames on CUDA: one request uploading, one in the model, one
-     * downloading */
-    if (ctx->nireq <= 0)
-        ctx->nireq = !ctx->async ? 1 :
-                     th_model->device_type == c10::DeviceType::CUDA ? 3 : 2;
-
     if (pthread_mutex_init(&th_model->mutex, NULL))
         return AVERROR(ENOMEM);
     if (pthread_cond_init(&th_model->cond, NULL)) {
@@ -1245,29 +1392,150 @@ static int th_init_requests(DnnContext *ctx, THModel *th_model)
 
     th_model->request_queue = ff_safe_queue_create();
     th_model->task_queue    = ff_queue_create();
-    th_model->requests      = (THInferRequest **)av_calloc(ctx->nireq, sizeof(*th_model->requests));
-    if (!th_model->request_queue || !th_model->task_queue || !th_model->requests)
+    th_model->pending       = ff_queue_create();
+    if (!th_model->request_queue || !th_model->task_queue || !th_model->pending)
         return AVERROR(ENOMEM);
+    return 0;
+}
 
+/* Forwards run side by side on the CPU only; CUDA work runs in order. */
+static int th_side_by_side(const THModel *th_model)
+{
+    return th_model->ctx->async && th_model->device_type == c10::DeviceType::CPU &&
+           !th_model->cuda_channels;
+}
+
+/*
+ * nireq = 0: one batch without async; CUDA frames: two requests (one
+ * converted while one runs); CPU frames on CUDA: three (one uploading, one
+ * in the model, one downloading); on the CPU half the cores, at least two
+ * batches.
+ */
+static int th_default_nireq(const THModel *th_model, int cores)
+{
+    const int b = th_model->batch;
+
+    if (!th_model->ctx->async)
+        return b;
+    if (th_model->cuda_channels)
+        return 2;
+    if (th_model->device_type == c10::DeviceType::CUDA)
+        return 3;
+    if (th_model->device_type != c10::DeviceType::CPU)
+        return 2;
+    return b * FFMAX(2, cores / 2 / b);
+}
+
+/* Workers: on the CPU one per batch of requests, else one. */
+static int th_nb_workers(const THModel *th_model)
+{
+    if (!th_model->ctx->async)
+        return 0;
+    return th_side_by_side(th_model) ? FFMAX(1, th_model->ctx->nireq / th_model->batch) : 1;
+}
+
+/*
+ * Intra-op threads of each forward: the option, else, with forwards side
+ * by side, the cores shared among them; else LibTorch's default (0).
+ */
+static int th_default_intra_threads(const THModel *th_model, int cores)
+{
+    const DnnContext *ctx = th_model->ctx;
+    int workers = th_nb_workers(th_model);
+
+    if (ctx->torch_option.intra_op_threads > 0)
+        return ctx->torch_option.intra_op_threads;
+    if (!th_side_by_side(th_model) || workers < 2)
+        return 0;
+    return FFMAX(1, cores / workers);
+}
+
+/* batch_size > 1: CPU frames, a model on the CPU, requests for a batch. */
+static int th_check_batch(const THModel *th_model)
+{
+    const DnnContext *ctx = th_model->ctx;
+
+    if (th_model->batch == 1)
+        return 0;
+    if (th_model->device_type != c10::DeviceType::CPU || th_model->cuda_channels) {
+        av_log(th_model->ctx, AV_LOG_ERROR, "batch_size %d: batches need a model on "
+               "the CPU and CPU frames; on CUDA use batch_size 1\n", th_model->batch);
+        return AVERROR(ENOSYS);
+    }
+    if (ctx->nireq < th_model->batch) {
+        av_log(th_model->ctx, AV_LOG_ERROR, "nireq %d is less than batch_size %d: "
+               "a batch needs a request per frame\n", ctx->nireq, th_model->batch);
+        return AVERROR(EINVAL);
+    }
+    return 0;
+}
+
+static int th_make_requests(DnnContext *ctx, THModel *th_model)
+{
+    th_model->requests = (THInferRequest **)av_calloc(ctx->nireq, sizeof(*th_model->requests));
+    if (!th_model->requests)
+        return AVERROR(ENOMEM);
     for (int i = 0; i < ctx->nireq; i++) {
         THInferRequest *request = new (std::nothrow) THInferRequest();
         if (!request)
             return AVERROR(ENOMEM);
         th_model->requests[th_model->nb_requests++] = request;
+        try {
+            request->batch.reserve(th_model->batch);
+        } catch (const std::exception &e) {
+            return th_error(ctx, "could not make the requests", e);
+        }
         if (ff_safe_queue_push_back(th_model->request_queue, request) < 0)
             return AVERROR(ENOMEM);
     }
+    return 0;
+}
 
-    if (!ctx->async)
-        return 0;
-    th_model->pending = ff_queue_create();
-    if (!th_model->pending)
+static int th_start_workers(DnnContext *ctx, THModel *th_model)
+{
+    int n = th_nb_workers(th_model);
+
+    th_model->workers = (pthread_t *)av_calloc(n, sizeof(*th_model->workers));
+    if (!th_model->workers)
         return AVERROR(ENOMEM);
-    if (pthread_create(&th_model->worker, NULL, th_worker, th_model)) {
-        av_log(ctx, AV_LOG_ERROR, "could not start the inference thread\n");
-        return AVERROR(EAGAIN);
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&th_model->workers[i], NULL, th_worker, th_model)) {
+            av_log(ctx, AV_LOG_ERROR, "could not start an inference thread\n");
+            return AVERROR(EAGAIN);
+        }
+        th_model->nb_workers++;
     }
-    th_model->worker_started = 1;
+    return 0;
+}
+
+/*
+ * Once, before the first frame, when the input link has said whether its
+ * frames are on CUDA (get_input): requests, intra-op threads, workers.
+ */
+static int th_start(THModel *th_model)
+{
+    DnnContext *ctx = th_model->ctx;
+    int cores = av_cpu_count(), ret;
+
+    th_model->started = 1;
+    th_model->batch = FFMAX(1, ctx->torch_option.batch_size);
+    if (ctx->nireq <= 0)
+        ctx->nireq = th_default_nireq(th_model, cores);
+    th_model->intra_threads = th_default_intra_threads(th_model, cores);
+    ret = th_check_batch(th_model);
+    if (ret >= 0)
+        ret = th_make_requests(ctx, th_model);
+    if (ret >= 0 && ctx->async)
+        ret = th_start_workers(ctx, th_model);
+    else if (ret >= 0)
+        th_set_intra_threads(th_model);     /* the forwards run in this thread */
+    if (ret < 0)
+        return ret;
+    av_log(ctx, AV_LOG_VERBOSE, "%s, %d request%s%s, batch size %d, intra-op "
+           "threads: %d%s\n", ctx->async ? "async" : "sync", ctx->nireq,
+           ctx->nireq == 1 ? "" : "s", th_model->nb_workers > 1 ? " side by side" : "",
+           th_model->batch, th_model->intra_threads,
+           th_model->intra_threads ? "" : " (LibTorch's default)");
     return 0;
 }
 
@@ -1298,14 +1566,13 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
 
     if (th_parse_device(ctx, th_model) < 0 ||
         th_load_module(ctx, th_model) < 0 ||
-        th_init_requests(ctx, th_model) < 0)
+        th_init_sync(ctx, th_model) < 0)
         goto fail;
     th_probe_channels(th_model);
 
-    av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s, %s, %d request%s\n",
+    av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s\n",
            ctx->model_filename, th_device(th_model).str().c_str(),
-           th_dtype_name(th_model->dtype), th_model->channels_last ? ", channels-last" : "",
-           ctx->async ? "async" : "sync", ctx->nireq, ctx->nireq == 1 ? "" : "s");
+           th_dtype_name(th_model->dtype), th_model->channels_last ? ", channels-last" : "");
     return model;
 
 fail:
@@ -1325,6 +1592,15 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
     if (ret < 0)
         return ret;
 
+    if (!th_model->started) {
+        ret = th_start(th_model);
+        if (ret < 0) {
+            pthread_mutex_lock(&th_model->mutex);
+            th_model->error = ret;
+            pthread_mutex_unlock(&th_model->mutex);
+            return ret;
+        }
+    }
     pthread_mutex_lock(&th_model->mutex);
     ret = th_model->error;
     pthread_mutex_unlock(&th_model->mutex);
@@ -1385,10 +1661,10 @@ static DNNAsyncStatusType dnn_get_result_th(const DNNModel *model, AVFrame **in,
 static int dnn_flush_th(const DNNModel *model)
 {
     THModel *th_model = (THModel *)model;
-    int ret;
+    int ret = th_close_batch(th_model, NULL);
 
-    if (!th_model->worker_started)
-        return 0;
+    if (!th_model->nb_workers || ret < 0)
+        return ret;
     pthread_mutex_lock(&th_model->mutex);
     while (th_model->inflight > 0)
         pthread_cond_wait(&th_model->cond, &th_model->mutex);

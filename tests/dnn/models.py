@@ -119,6 +119,24 @@ class RaiseLate(nn.Module):
         return x
 
 
+class RaiseWhite(nn.Module):
+    """Returns 1 - x; raises on an all-white frame (one in the middle of a
+    stream of testsrc2 frames, which are never all white)."""
+
+    def forward(self, x):
+        if bool(x.min() > 0.99):
+            raise RuntimeError("raise_white: an all-white frame")
+        return 1 - x
+
+
+class BatchFirst(nn.Module):
+    """Returns the first frame of its input only: a batch of 1 whatever the
+    batch it is given."""
+
+    def forward(self, x):
+        return x[:1]
+
+
 class Out3D(nn.Module):
     """Returns C x H x W: no batch dimension."""
 
@@ -223,6 +241,8 @@ MODULES = {
     "overshoot": Overshoot,
     "nan_inf": NanInf,
     "raise_late": RaiseLate,
+    "raise_white": RaiseWhite,
+    "batch_first": BatchFirst,
     "out3d": Out3D,
     "out1ch": Out1Ch,
     # the benchmarks' models of the size users run (seeded random weights:
@@ -246,7 +266,8 @@ def build(name):
 
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
-         "nan_inf", "raise_late", "out3d", "out1ch"]
+         "nan_inf", "raise_late", "raise_white", "batch_first", "out3d",
+         "out1ch"]
 
 
 # AOTInductor packages (.pt2): NAME_pt2 is model NAME exported with

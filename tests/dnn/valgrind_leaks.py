@@ -1,13 +1,15 @@
 """Run ffmpeg under valgrind; fail on memory definitely lost by our code.
 
-    python3 valgrind_leaks.py [--all] LOG FFMPEG [ARG...]
+    python3 valgrind_leaks.py [--all] [--fails] LOG FFMPEG [ARG...]
 
 FFMPEG must carry its symbols (ffmpeg_g).  LibTorch keeps static
 allocations of its own, so only "definitely lost" records whose stack goes
 through libavfilter/dnn/ (the torch backend and the DNN glue) count; with
 --all every one does (for programs that lose nothing: the API example).
-Also fails when ffmpeg or valgrind fails, or when valgrind's leak summary
-is missing.  The full valgrind log is left in LOG.
+Also fails when ffmpeg or valgrind fails (with --fails: when ffmpeg does
+not fail with a status above 0, as for a model that raises), when it
+runs longer than 1500 s, or when valgrind's leak summary is missing.  The
+full valgrind log is left in LOG.
 """
 
 import re
@@ -37,20 +39,21 @@ def records(lines):
 
 def main():
     args = sys.argv[1:]
-    every = args[:1] == ["--all"]
-    if every:
-        args = args[1:]
+    every = "--all" in args[:2]
+    fails = "--fails" in args[:2]
+    args = args[every + fails:]
     if len(args) < 2:
         raise SystemExit(__doc__)
     log, cmd = args[0], args[1:]
     vg = ["valgrind", "--leak-check=full", "--show-leak-kinds=definite",
           "--num-callers=40", "--fullpath-after=", "--log-file=" + log]
     rc = subprocess.run(vg + cmd, stdin=subprocess.DEVNULL,
-                        stdout=subprocess.DEVNULL).returncode
+                        stdout=subprocess.DEVNULL, timeout=1500).returncode
     with open(log, errors="replace") as f:
         lines = f.readlines()
-    if rc != 0:
-        print("FAIL: valgrind/ffmpeg exit status %d (see %s)" % (rc, log))
+    if (rc <= 0) if fails else (rc != 0):
+        print("FAIL: valgrind/ffmpeg exit status %d%s (see %s)"
+              % (rc, ", expected a failure" if fails else "", log))
         return 1
     if not any("LEAK SUMMARY" in l or "All heap blocks were freed" in l
                for l in lines):

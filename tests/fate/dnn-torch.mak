@@ -92,7 +92,8 @@ FATE_DNN_TORCH += fate-dnn-torch-invert-rgb24
 # By default ffmpeg builds a new filter graph at each change and drains
 # the old one first (patches/fftools-ffmpeg_filter-drain-on-reinit.patch),
 # so every frame comes out: sync output against the oracle (all 15
-# frames), and async with 1, 2 and 4 requests and with the default options
+# frames), and async with 1, 2, 4 and 8 requests (on the CPU as many
+# forwards side by side, ending in any order) and with the default options
 # must give the same framecrc as sync.  With -reinit_filter 0 the same
 # filter sees frames of each size and sizes its output frames itself: sync
 # against the oracle, async against sync.
@@ -166,13 +167,52 @@ endef
 # of default options or not
 define DNNT_RESIZE_TESTS
 $(eval $(call DNNT_RESIZE_ORACLE,$(1),$(2),$(3),$(4)))
-$(foreach n,1 2 4,$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),async-nireq$(n),:async=1:nireq=$(n))))
+$(foreach n,1 2 4 8,$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),async-nireq$(n),:async=1:nireq=$(n))))
 $(if $(5),$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),default,)))
 endef
 
 $(eval $(call DNNT_RESIZE_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),,resize.ref,default))
 $(eval $(call DNNT_RESIZE_TESTS,resize-concat,$(DNNT_RESIZE_concat),,resize.ref,default))
 $(eval $(call DNNT_RESIZE_TESTS,resize-inline,$(DNNT_RESIZE_inline),,resize.ref,))
+# the intra-op thread count of each forward, as a user sets it
+$(eval $(call DNNT_RESIZE_ASYNC,resize-inline,$(DNNT_RESIZE_inline),,async-nireq3-intra1,:async=1:nireq=3:intra_op_threads=1))
+
+# batch_size 3 (frames per forward) on 15 frames whose size changes after
+# 5 and 10: a partly filled batch goes at each size change (inline) or at
+# each drain (reinit) and at the end; sync, and async with one and two
+# batches of requests, identical to sync without batches.
+# $(1) test name, $(2) and $(3) as for DNNT_RESIZE_ASYNC
+define DNNT_BATCH_TESTS
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-sync,:async=0:batch_size=3))
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq3,:async=1:nireq=3:batch_size=3))
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq6,:async=1:nireq=6:batch_size=3))
+endef
+$(eval $(call DNNT_BATCH_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),))
+$(eval $(call DNNT_BATCH_TESTS,resize-inline,$(DNNT_RESIZE_inline),))
+
+# The same stream in gray8 through the one-channel model.
+$(eval $(call DNNT_RESIZE_PART,gray-a,64x48,0,gray))
+$(eval $(call DNNT_RESIZE_PART,gray-b,80x56,5,gray))
+$(eval $(call DNNT_RESIZE_PART,gray-c,64x48,10,gray))
+$(DNNT)/resize-gray/stamp: $(DNNT)/resize-gray-a.in $(DNNT)/resize-gray-b.in $(DNNT)/resize-gray-c.in
+	@rm -rf $(DNNT)/resize-gray && mkdir -p $(DNNT)/resize-gray
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize-gray,gray-a,64x48,gray,1)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize-gray,gray-b,80x56,gray,6)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize-gray,gray-c,64x48,gray,11)
+	@touch $@
+$(DNNT)/resize-gray.ref: $(DNNT)/resize-gray/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/conv1.pt gray8 64 48 $(DNNT)/resize-gray-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/conv1.pt gray8 80 56 $(DNNT)/resize-gray-b.in $@.b
+	$(DNNT_PY)/oracle.py $(DNNT)/conv1.pt gray8 64 48 $(DNNT)/resize-gray-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.b $@.c
+DNNT_RESIZE_gray_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize-gray/%03d.png \
+    -vf format=gray,$(DNNT_OPT)/conv1.pt
+DNNT_RESIZE_gray_inline = -reinit_filter 0 $(DNNT_RESIZE_gray_reinit)
+$(eval $(call DNNT_RESIZE_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),,resize-gray.ref,default))
+$(eval $(call DNNT_RESIZE_TESTS,resize-gray-inline,$(DNNT_RESIZE_gray_inline),,resize-gray.ref,))
+$(eval $(call DNNT_BATCH_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),))
+$(eval $(call DNNT_BATCH_TESTS,resize-gray-inline,$(DNNT_RESIZE_gray_inline),))
 
 # A stream that changes pixel format twice (PNGs of 64x48: rgb24, gray8,
 # rgb24) through the invert model (1 - x, any number of channels): the
@@ -270,8 +310,44 @@ $(eval $(call DNNT_ERROR,missing-model,cannot open model file,no_such_model.pt,r
 $(eval $(call DNNT_ERROR,not-torchscript,could not load TorchScript model,not_torchscript.pt,rgb24,))
 $(eval $(call DNNT_ERROR,forward-raises-sync,model forward failed .[^ ]*raise_late.pt.$(DNNT_COMMA) input 1x3x24x32.: .*raise_late: frame,raise_late.pt,rgb24,:async=0))
 $(eval $(call DNNT_ERROR,forward-raises-async,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=1:nireq=2))
+
+# A model that raises on one frame in the middle of a run whose forwards run
+# side by side (frame 11 of 20 is all white): the error, a clean exit, no
+# hang (expect_error.py gives the command 300 s).
+# $(1) pixfmt
+define DNNT_WHITE_MID
+$(DNNT)/white-mid-$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 10 \
+	    -vf format=rgb24,format=$(1) -f rawvideo -y $$@.a
+	$(DNNT_FF) -f lavfi -i color=c=white:s=32x24:r=5 -frames:v 1 \
+	    -vf format=rgb24,format=$(1) -f rawvideo -y $$@.b
+	$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 9 \
+	    -vf format=rgb24,trim=start_frame=10,format=$(1) -f rawvideo -y $$@.c
+	cat $$@.a $$@.b $$@.c > $$@
+	@rm -f $$@.a $$@.b $$@.c
+endef
+$(eval $(call DNNT_WHITE_MID,rgb24))
+$(eval $(call DNNT_WHITE_MID,gray))
+
+# $(1) test name, $(2) pixfmt, $(3) options
+define DNNT_RAISE_MID
+fate-dnn-torch-err-$(1): $(DNNT)/models.stamp $(DNNT)/white-mid-$(2).in
+fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "model forward failed .[^ ]*raise_white.pt.$(DNNT_COMMA) input 1x[13]x24x32.: .*raise_white: an all-white frame" \
+    $(TARGET_PATH)/$(DNNT_FF) -f rawvideo -pix_fmt $(2) -s 32x24 \
+    -i $(TARGET_PATH)/$(DNNT)/white-mid-$(2).in \
+    -vf format=$(2),$(DNNT_OPT)/raise_white.pt$(3) -f null -
+fate-dnn-torch-err-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-$(1)
+endef
+$(eval $(call DNNT_RAISE_MID,raises-mid-nireq4,rgb24,:async=1:nireq=4))
+$(eval $(call DNNT_RAISE_MID,raises-mid-gray8-nireq8,gray,:async=1:nireq=8))
+
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
 $(eval $(call DNNT_ERROR,precision-invalid,precision .fp8. is not one of auto$(DNNT_COMMA) fp32$(DNNT_COMMA) fp16$(DNNT_COMMA) bf16,conv.pt,rgb24,:precision=fp8))
+$(eval $(call DNNT_ERROR,output-batch,model output has batch size 1; expected 3$(DNNT_COMMA) the frames of its input .batch_size 3.,batch_first.pt,rgb24,:batch_size=3))
+$(eval $(call DNNT_ERROR,batch-nireq,nireq 2 is less than batch_size 3,conv.pt,rgb24,:nireq=2:batch_size=3))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
 # The device option.  ':' separates filter options, so GPU N is written
@@ -300,11 +376,34 @@ FATE_DNN_TORCH += fate-dnn-torch-err-device-escaped
 # device_id take.
 fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
     "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
-    "^ +torch +4 " "nireq .*0: automatic" "device .*cpu .default.$(DNNT_COMMA) cuda$(DNNT_COMMA) cudaN for GPU N .cuda1" \
+    "^ +torch +4 " "nireq .*0: automatic" "intra_op_threads .*0: automatic" "device .*cpu .default.$(DNNT_COMMA) cuda$(DNNT_COMMA) cudaN for GPU N .cuda1" \
     "device_id .*index of the GPU when device names none: device=cuda:device_id=1" \
     -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
 fate-dnn-torch-help: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help
+
+# The requests, batch size and intra-op threads chosen, at verbose level:
+# with async on the CPU the requests run side by side, with the count asked
+# for; the automatic choice gives at least two; without async, LibTorch's
+# default; with batch_size 2, workers for batches of 2 requests.
+# $(1) test name, $(2) filter options, $(3) regex
+define DNNT_THREADS
+fate-dnn-torch-threads-$(1): $(DNNT)/models.stamp
+fate-dnn-torch-threads-$(1): CMD = $(DNNT_PY)/expect_output.py $(3) -- \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt$(2) -f null -
+fate-dnn-torch-threads-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-threads-$(1)
+endef
+$(eval $(call DNNT_THREADS,explicit,:async=1:nireq=3:intra_op_threads=2,\
+    "async$(DNNT_COMMA) 3 requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 2$$$$"))
+$(eval $(call DNNT_THREADS,auto,:async=1,\
+    "async$(DNNT_COMMA) ([2-9]|[1-9][0-9]+) requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: [1-9]"))
+$(eval $(call DNNT_THREADS,sync,:async=0,\
+    "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 0 .LibTorch.s default.$$$$"))
+$(eval $(call DNNT_THREADS,batch,:async=1:nireq=4:batch_size=2:intra_op_threads=1,\
+    "async$(DNNT_COMMA) 4 requests side by side$(DNNT_COMMA) batch size 2$(DNNT_COMMA) intra-op threads: 1$$$$"))
 
 # optimize is per model: whether TorchScript's graph executor optimizes is a
 # thread-local flag of LibTorch, set around each forward in the thread that
@@ -481,6 +580,27 @@ FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-$(1)
 endef
 $(eval $(call DNNT_VALGRIND,sync,:async=0))
 $(eval $(call DNNT_VALGRIND,async,:async=1:nireq=2))
+
+# A forward that raises mid-stream with four requests side by side: ffmpeg
+# fails (status > 0, no signal) and the teardown loses nothing.
+fate-dnn-torch-valgrind-raise-mid: $(DNNT)/white-mid-rgb24.in
+fate-dnn-torch-valgrind-raise-mid: CMD = $(DNNT_PY)/valgrind_leaks.py --fails \
+    tests/data/fate/dnn-torch-valgrind-raise-mid.vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    -f rawvideo -pix_fmt rgb24 -s 32x24 -i $(TARGET_PATH)/$(DNNT)/white-mid-rgb24.in \
+    -vf format=rgb24,$(DNNT_OPT)/raise_white.pt:async=1:nireq=4 -f null -
+fate-dnn-torch-valgrind-raise-mid: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-raise-mid
+
+# Batches of 3 on one graph whose frames change size twice: partly filled
+# batches go at each change and at the end.
+fate-dnn-torch-valgrind-batch: $(DNNT)/resize/stamp
+fate-dnn-torch-valgrind-batch: CMD = $(DNNT_PY)/valgrind_leaks.py \
+    tests/data/fate/dnn-torch-valgrind-batch.vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    $(DNNT_RESIZE_inline):async=1:nireq=6:batch_size=3 -f null -
+fate-dnn-torch-valgrind-batch: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-batch
 
 # The API example, async, two sizes: the first graph is drained and freed
 # at the size change, the second at the end.  Nothing at all may be
