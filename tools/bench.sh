@@ -40,6 +40,14 @@ export PYTHONPATH="$pylib${PYTHONPATH:+:$PYTHONPATH}"
     "$PYTHON" -m pip install -q --target "$pylib" matplotlib ||
     echo "bench: could not install matplotlib: no plot"
 
-exec "$PYTHON" tools/bench.py --out "$out" --ours ./ffmpeg \
+"$PYTHON" tools/bench.py --out "$out" --ours ./ffmpeg \
     --upstream "$BASELINE" ${MASTER:+--master "$MASTER"} --limit "$out/th_limit" \
     --alloc "$out/alloc_count.so"
+
+# two GPUs or more: one GPU alone, two processes, one process on both
+# (tools/bench/multigpu.py; its table in OUT/multigpu/multigpu.md)
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+if [ "${gpus:-0}" -ge 2 ]; then
+    "$PYTHON" tools/bench/multigpu.py --ffmpeg ./ffmpeg --model small \
+        --out "$out/multigpu"
+fi
