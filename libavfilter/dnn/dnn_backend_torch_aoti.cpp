@@ -56,6 +56,7 @@ struct THAoti {
     c10::DeviceType type;
     int index;                      ///< the device it is loaded on
     torch::ScalarType dtype;        ///< of its input, as its checks say
+    int dtype_read;                 ///< 0: no check found, dtype of the weights
     int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
 };
 
@@ -115,8 +116,10 @@ static void th_read_checks(THAoti *a)
     src = start == std::string::npos ? std::string() : src.substr(start, end - start);
     if (std::regex_search(src, m, std::regex("expected_dtype = aoti_torch_dtype_(\\w+)\\(\\)")))
         for (const auto &t : types)
-            if (m[1] == t.name)
+            if (m[1] == t.name) {
                 a->dtype = t.type;
+                a->dtype_read = 1;
+            }
     std::regex limit("if \\((?:(\\d+) != \\w+_size\\[(\\d)\\]|\\w+_size\\[(\\d)\\] ([<>]) (\\d+))\\)");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), limit);
          it != std::sregex_iterator(); ++it) {
@@ -193,6 +196,12 @@ int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
         return ret;
     th_read_checks(a);
     th_new_loader(a);
+    if (!a->dtype_read)
+        for (const auto &c : a->loader->get_runner()->getConstantNamesToDtypes())
+            if (at::isFloatingType((c10::ScalarType)c.second)) {
+                a->dtype = (c10::ScalarType)c.second;
+                break;
+            }
     av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, input %s, "
            "1x%" PRId64 "xHxW, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
            a->kind.c_str(), c10::toString(a->dtype), a->lo[1], a->lo[2], a->hi[2],
