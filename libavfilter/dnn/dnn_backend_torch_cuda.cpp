@@ -47,6 +47,7 @@ extern "C" {
 #include "dnn_backend_torch_cuda.h"
 
 #include <cstring>
+#include <deque>
 #include <vector>
 
 /*
@@ -76,7 +77,8 @@ struct THCuda {
     int primary;            ///< FFmpeg works in the primary context
     cudaStream_t stream;    ///< where LibTorch works
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
-    std::vector<struct THCached> *cached;   ///< YUV matrices, built once per geometry
+    std::deque<struct THCached> *cached;    ///< YUV matrices, built once per geometry;
+                                            ///< a deque: references stay valid
 };
 
 /* Pushes FFmpeg's CUDA context for the scope, pops it at the end. */
@@ -200,7 +202,7 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
     try {
         c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
         cuda->k255   = new torch::Tensor(torch::scalar_tensor(255.0));
-        cuda->cached = new std::vector<THCached>();
+        cuda->cached = new std::deque<THCached>();
         cuda->stream = cuda->primary ?
                        (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx) :
                        c10::cuda::getStreamFromPool(false, index).stream();
