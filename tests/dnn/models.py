@@ -5,7 +5,8 @@ comes out on every machine.  Run as a script to write them:
 
     python3 models.py OUTDIR [NAME...]
 
-NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME;
+NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME (NAME_fp16_pt2:
+compiled for float16 input);
 "models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library.
 
 Without names it writes the test models (NAMES); the benchmarks' larger
@@ -307,7 +308,10 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     for name in sys.argv[2:] or NAMES:
         if name.endswith("_pt2"):
-            package(name[:-4], os.path.join(outdir, name[:-4] + ".pt2"))
+            base = name[:-4]
+            half = base.endswith("_fp16")
+            package(base[:-5] if half else base, os.path.join(outdir, base + ".pt2"),
+                    dtype=torch.float16 if half else torch.float32)
             continue
         build(name).save(os.path.join(outdir, name + ".pt"))
     if not sys.argv[2:]:

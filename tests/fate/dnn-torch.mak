@@ -513,7 +513,8 @@ endif
 # AOTInductor packages: NAME.pt2 is model NAME exported for heights 16..64
 # and widths 16..96 and compiled for the CPU (kept in tests/data: made once).
 # Against PyTorch running the TorchScript model on the same frames: packed
-# RGB and BGR, gray and the Y plane (conv1), x2 (sr2), async and sync; the
+# RGB and BGR, gray and the Y plane (conv1), x2 (sr2), a package compiled
+# for float16 input (against PyTorch in float16), async and sync; the
 # format is told by the content, not the name (a package named .pt,
 # TorchScript named .pt2).  A frame outside the exported sizes, a precision
 # other than the package's and a package whose compiled library is
@@ -529,9 +530,10 @@ $(DNNT)/corrupt.pt2: $(DNNT)/conv.pt2
 	$(DNNT_PY)/models.py --damage $< $@
 
 # $(1) test name, $(2) package file, $(3) options, $(4) pixfmt, $(5) model
-# for the oracle, $(6) width, $(7) height
+# for the oracle, $(6) width, $(7) height, $(8) allowed MAXDIFF (default 1),
+# $(9) the dtype the oracle casts the model to
 define DNNT_PT2_ORACLE
-$(eval $(call DNNT_ORACLE,$(1),$(5),$(4),$(6),$(7),,u8,1))
+$(eval $(call DNNT_ORACLE,$(1),$(5),$(4),$(6),$(7),,u8,$(or $(8),1),$(9)))
 fate-dnn-torch-$(1): $(DNNT)/$(2)
 fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(6)x$(7) \
     -i $(TARGET_PATH)/$(DNNT)/$(1).in -vf $(DNNT_OPT)/$(2)$(3) -f rawvideo -
@@ -542,6 +544,8 @@ $(eval $(call DNNT_PT2_ORACLE,pt2-bgr24-sync,conv.pt2,:async=0,bgr24,conv,96,64)
 $(eval $(call DNNT_PT2_ORACLE,pt2-gray8,conv1.pt2,,gray8,conv1,91,51))
 $(eval $(call DNNT_PT2_ORACLE,pt2-yuv420p,conv1.pt2,:async=0,yuv420p,conv1,91,51))
 $(eval $(call DNNT_PT2_ORACLE,pt2-sr2-rgb24,sr2.pt2,,rgb24,sr2,64,48))
+# a package compiled for float16 input runs in float16 (precision=auto)
+$(eval $(call DNNT_PT2_ORACLE,pt2-fp16-rgb24,conv_fp16.pt2,,rgb24,conv,96,64,2,fp16))
 $(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,,rgb24,conv,96,64))
 
