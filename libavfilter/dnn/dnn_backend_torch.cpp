@@ -386,8 +386,8 @@ static void th_planar_to_u8(const float *src, int channels, AVFrame *out)
     }
 }
 
-/* Byte of model channel c in a pixel of a CPU frame, for each c. */
-static void th_frame_bytes(int format, int channels, int *byte)
+/* Byte of model channel c in a pixel of a CPU frame, for each c (CUDA). */
+av_unused static void th_frame_bytes(int format, int channels, int *byte)
 {
     for (int c = 0; c < channels; c++)
         byte[c] = th_frame_channel(format, c);
@@ -1005,7 +1005,7 @@ static void th_layout_model(THModel *th_model)
 }
 
 /* The options name another device than the CUDA frames': say what parses. */
-static int th_device_mismatch(DnnContext *ctx, int index)
+av_unused static int th_device_mismatch(DnnContext *ctx, int index)
 {
     char opts[96] = "";
 
@@ -1028,13 +1028,13 @@ static int th_setup_cuda(THModel *th_model)
 {
     AVFilterContext *fctx = th_model->model.filter_ctx;
     DnnContext *ctx = th_model->ctx;
-    int index = 0, ret;
 
     if (!fctx || !fctx->nb_inputs || !fctx->inputs[0] ||
         fctx->inputs[0]->format != AV_PIX_FMT_CUDA)
         return 0;
 #if TH_CUDA_FRAMES
-    ret = ff_dnn_th_cuda_init(&th_model->cuda, ctx, fctx->inputs[0], &index);
+    int index = 0;
+    int ret = ff_dnn_th_cuda_init(&th_model->cuda, ctx, fctx->inputs[0], &index);
     if (ret < 0)
         return ret;
     if ((ctx->device && th_model->device_type != c10::DeviceType::CUDA) ||
