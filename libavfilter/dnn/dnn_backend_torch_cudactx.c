@@ -166,7 +166,7 @@ int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o)
     uint64_t sc = o->stride[0], sh = o->stride[1], sw = o->stride[2];
     uint64_t ls = o->linesize;
     uint32_t bpp = o->bpp, ch = o->channels, w = o->width;
-    uint32_t b0 = o->byte[0], b1 = o->byte[1 % o->channels], b2 = o->byte[2 % o->channels];
+    uint32_t b0 = o->byte[0], b1 = o->byte[1], b2 = o->byte[2];   /* unread past ch */
     int32_t pad = o->pad;
     void *args[] = { &src, &dst, &sc, &sh, &sw, &ls, &bpp, &b0, &b1, &b2, &pad, &ch, &w };
     CUcontext dummy;
