@@ -15,6 +15,7 @@ model as a Python module, for running it in PyTorch itself.
 """
 
 import os
+import shutil
 import sys
 
 import torch
@@ -277,7 +278,17 @@ NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
 PACKAGE_SHAPES = {"h": (16, 64), "w": (16, 96)}
 
 
+def usable_cxx():
+    """Inductor compiles with $CXX.  Under FFmpeg's make, a CXX taken from
+    the environment is exported with make's own value, an echo command
+    before the compiler, which is no program: fall back to the default."""
+    cxx = os.environ.get("CXX", "").split()
+    if cxx and not shutil.which(cxx[0]):
+        del os.environ["CXX"]
+
+
 def package(name, path, device="cpu", dtype=torch.float32):
+    usable_cxx()
     m = module(name).to(device=device, dtype=dtype)
     channels = 1 if name.endswith("1") or name.endswith("y") else 3
     h = torch.export.Dim("h", min=PACKAGE_SHAPES["h"][0], max=PACKAGE_SHAPES["h"][1])
