@@ -549,6 +549,7 @@ def plot(results, path):
 def nvdec_clip(args, width, height):
     """An MPEG-2 clip for the NVDEC scenarios (looped with -stream_loop)."""
     clip = os.path.join(args.out, f"clip-mpeg2-{width}x{height}.mkv")
+    os.makedirs(args.out, exist_ok=True)
     if not os.path.exists(clip):
         subprocess.run([args.ours, "-v", "error", "-y", "-f", "lavfi", "-i",
                         f"testsrc2=s={width}x{height}:r=25", "-frames:v", "250",
