@@ -30,12 +30,15 @@
  * With async=1 worker threads run the requests: on the CPU one worker per
  * batch of requests (a batch is one request by default), so that forwards
  * run side by side, each with its share of the cores as LibTorch intra-op
- * threads; on CUDA one worker that runs them in order.  The filter thread converts the next frame meanwhile.
- * Frames leave in the order they came, whatever order the forwards end in.
- * With batch_size > 1 (CPU) the filter thread converts consecutive frames
- * of one size into the input of the batch's first request, its lead; the
- * batch goes to a worker when full, when the size or format changes and
- * at flush; one forward, then each request writes its slice of the output.
+ * threads; on CUDA one worker that runs them in order.  The filter thread
+ * converts the next frame meanwhile.  Frames leave in the order they came,
+ * whatever order the forwards end in.
+ * With batch_size > 1 consecutive frames of one size and format form a
+ * batch led by its first request, its lead: the filter thread converts CPU
+ * frames into the lead's input (on the model's device); CUDA frames are
+ * converted by the worker and joined.  The batch goes to a worker when
+ * full, when size, format or frames context change and at flush; one
+ * forward, then each request writes its slice of the output.
  * flush() waits for the workers, free_model() stops and joins them.  No C++
  * exception leaves this file: every entry point catches and returns an
  * AVERROR.
@@ -128,12 +131,12 @@ typedef struct THModel {
 #define OFFSET(x) offsetof(THOptions, x)
 #define FLAGS AV_OPT_FLAG_FILTERING_PARAM
 static const AVOption dnn_th_options[] = {
-    { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS },
-    { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS },
-    { "channels_last", "channels-last weights and input (auto: on CUDA)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS },
-    { "batch_size", "frames per forward: the N of the model's N x C x H x W input (CPU)", OFFSET(batch_size), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, 1000, FLAGS },
-    { "intra_op_threads", "LibTorch intra-op threads of each forward on the CPU (0: automatic, the cores shared among the requests that run at once)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS },
-    { NULL }
+    { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
+    { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS, NULL },
+    { "channels_last", "channels-last weights and input (auto: on CUDA)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
+    { "batch_size", "frames per forward: the N of the model's N x C x H x W input", OFFSET(batch_size), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, 1000, FLAGS, NULL },
+    { "intra_op_threads", "LibTorch intra-op threads of each forward on the CPU (0: automatic, the cores shared among the requests that run at once)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS, NULL },
+    { NULL, NULL, 0, AV_OPT_TYPE_FLAGS, { .i64 = 0 }, 0, 0, 0, NULL }
 };
 
 /*
@@ -435,7 +438,8 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         return 0;
     }
 #if TH_CUDA_FRAMES
-    if (device.is_cuda())
+    /* batches of CPU frames on CUDA: converted on the device, below */
+    if (device.is_cuda() && th_model->batch == 1)
         return th_fill_cuda_staged(th_model, request, channels);
 #endif
 
@@ -623,52 +627,22 @@ static int infer_completion_callback(THInferRequest *request)
     return 0;
 }
 
-#if TH_CUDA_FRAMES
-/* A CUDA frame: map, run and write back in VRAM, ordered on the GPU. */
-static int th_run_cuda(THModel *th_model, THInferRequest *request)
-{
-    TaskItem *task = request->task;
-
-    return ff_dnn_th_cuda_run(th_model->cuda, [&]() -> int {
-        torch::NoGradGuard no_grad;
-        const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
-        int ret = ff_dnn_th_cuda_frame_to_tensor(th_model->cuda, task->in_frame,
-                                                 th_model->cuda_channels, spec,
-                                                 request->in_store, request->input);
-        if (!ret)
-            ret = th_start_inference(request);
-        if (!ret)
-            ret = th_check_output(th_model->ctx, request->output,
-                                  ff_dnn_th_cuda_sw_format(th_model->cuda),
-                                  th_model->cuda_channels);
-        if (!ret)
-            ret = ff_dnn_th_cuda_tensor_to_frame(th_model->cuda, request->output,
-                                                 task->in_frame, task->out_frame);
-        return ret;
-    });
-}
-#endif
-
 static int th_is_cuda_frame(const AVFrame *frame)
 {
     return frame->format == AV_PIX_FMT_CUDA;
 }
 
 /*
- * One forward on the frames of a batch (CPU frames on the CPU), then each
- * request of the batch gets its slice of the output.
+ * After the forward of a batch: each request of the batch gets its slice
+ * of the lead's output.
  */
-static int th_run_batch(THModel *th_model, THInferRequest *lead)
+static int th_split_batch(THModel *th_model, THInferRequest *lead)
 {
     const int64_t n = (int64_t)lead->batch.size();
-    torch::Tensor y;
-    int ret;
+    torch::Tensor y = lead->output;
 
-    lead->input = lead->input.narrow(0, 0, n);
-    ret = th_start_inference(lead);
-    if (ret < 0 || th_model->batch == 1)
-        return ret;
-    y = lead->output;
+    if (th_model->batch == 1)
+        return 0;
     if (y.dim() == 4 && y.size(0) != n) {
         av_log(th_model->ctx, AV_LOG_ERROR, "model output has batch size %" PRId64
                "; expected %" PRId64 ", the frames of its input (batch_size %d)\n",
@@ -679,6 +653,65 @@ static int th_run_batch(THModel *th_model, THInferRequest *lead)
         lead->batch[i]->output = y.dim() == 4 ? y.narrow(0, i, 1) : y;
     return 0;
 }
+
+/* One forward on the frames of a batch converted in the lead's input. */
+static int th_run_batch(THModel *th_model, THInferRequest *lead)
+{
+    int ret;
+
+    lead->input = lead->input.narrow(0, 0, (int64_t)lead->batch.size());
+    ret = th_start_inference(lead);
+    return ret < 0 ? ret : th_split_batch(th_model, lead);
+}
+
+#if TH_CUDA_FRAMES
+/*
+ * The CUDA frames of a batch as the lead's input: each frame converted by
+ * its own request, then, for more than one, joined along N.
+ */
+static int th_cuda_batch_input(THModel *th_model, THInferRequest *lead)
+{
+    const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
+    std::vector<torch::Tensor> inputs;
+
+    for (THInferRequest *request : lead->batch) {
+        int ret = ff_dnn_th_cuda_frame_to_tensor(th_model->cuda, request->task->in_frame,
+                                                 th_model->cuda_channels, spec,
+                                                 request->in_store, request->input);
+        if (ret < 0)
+            return ret;
+        inputs.push_back(request->input);
+    }
+    if (inputs.size() > 1)
+        lead->input = torch::cat(inputs, 0);
+    return 0;
+}
+
+/* A batch of CUDA frames: map, run and write back in VRAM, ordered on the GPU. */
+static int th_run_cuda(THModel *th_model, THInferRequest *lead)
+{
+    return ff_dnn_th_cuda_run(th_model->cuda, [&]() -> int {
+        torch::NoGradGuard no_grad;
+        int ret = th_cuda_batch_input(th_model, lead);
+
+        if (!ret)
+            ret = th_start_inference(lead);
+        if (!ret)
+            ret = th_split_batch(th_model, lead);
+        for (size_t i = 0; i < lead->batch.size() && !ret; i++) {
+            THInferRequest *request = lead->batch[i];
+            ret = th_check_output(th_model->ctx, request->output,
+                                  ff_dnn_th_cuda_sw_format(th_model->cuda),
+                                  th_model->cuda_channels);
+            if (!ret)
+                ret = ff_dnn_th_cuda_tensor_to_frame(th_model->cuda, request->output,
+                                                     request->task->in_frame,
+                                                     request->task->out_frame);
+        }
+        return ret;
+    });
+}
+#endif
 
 /* Run a converted request: inference and writing the output frame. */
 static int th_run_request(THModel *th_model, THInferRequest *request)
@@ -838,9 +871,15 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
     return ret;
 }
 
+/* The hardware frames context of a frame (NULL for a CPU frame). */
+static const void *th_frames_ctx(const AVFrame *frame)
+{
+    return frame->hw_frames_ctx ? frame->hw_frames_ctx->data : NULL;
+}
+
 /*
  * Submit the batch being formed, partly filled, when the next frame cannot
- * join it (another size or format) or when in is NULL (flush).
+ * join it (another size, format or frames context) or when in is NULL (flush).
  */
 static int th_close_batch(THModel *th_model, const AVFrame *in)
 {
@@ -851,7 +890,7 @@ static int th_close_batch(THModel *th_model, const AVFrame *in)
         return 0;
     first = lead->task->in_frame;
     if (in && in->width == first->width && in->height == first->height &&
-        in->format == first->format)
+        in->format == first->format && th_frames_ctx(in) == th_frames_ctx(first))
         return 0;
     th_model->forming = NULL;
     return th_submit(th_model, lead);
@@ -885,6 +924,9 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     int ret;
 
     *queued = 0;
+    ret = th_close_batch(th_model, task->in_frame);
+    if (ret < 0)
+        return ret;
     if (th_is_cuda_frame(task->in_frame)) {
 #if !TH_CUDA_FRAMES
         av_log(th_model->ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built "
@@ -892,9 +934,6 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
         return AVERROR(ENOSYS);
 #endif
     } else {
-        ret = th_close_batch(th_model, task->in_frame);
-        if (ret < 0)
-            return ret;
         try {
             torch::NoGradGuard no_grad;
             ret = fill_model_input_th(th_model, request);
@@ -1067,7 +1106,7 @@ static int th_setup_cuda(THModel *th_model)
 #endif
 }
 
-static int get_input_th(DNNModel *model, DNNData *input, const char *input_name)
+static int get_input_th(DNNModel *model, DNNData *input, const char *)
 {
     THModel *th_model = (THModel *)model;
     int ret = th_setup_cuda(th_model);
@@ -1129,8 +1168,8 @@ static int get_input_channels_th(const DNNModel *model)
 }
 
 /* Run the model once on a blank input to learn its output size. */
-static int get_output_th(DNNModel *model, const char *input_name, int input_width,
-                         int input_height, const char *output_name,
+static int get_output_th(DNNModel *model, const char *, int input_width,
+                         int input_height, const char *,
                          int *output_width, int *output_height)
 {
     THModel *th_model = (THModel *)model;
@@ -1380,7 +1419,7 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
 }
 
 /* The lock, the queues and the workers' queue; requests come in th_start(). */
-static int th_init_sync(DnnContext *ctx, THModel *th_model)
+static int th_init_sync(THModel *th_model)
 {
     if (pthread_mutex_init(&th_model->mutex, NULL))
         return AVERROR(ENOMEM);
@@ -1406,10 +1445,10 @@ static int th_side_by_side(const THModel *th_model)
 }
 
 /*
- * nireq = 0: one batch without async; CUDA frames: two requests (one
- * converted while one runs); CPU frames on CUDA: three (one uploading, one
- * in the model, one downloading); on the CPU half the cores, at least two
- * batches.
+ * nireq = 0: one batch without async; CUDA frames: two batches (one
+ * formed while one runs); CPU frames on CUDA: three requests (one
+ * uploading, one in the model, one downloading), or two batches; on the
+ * CPU half the cores, at least two batches.
  */
 static int th_default_nireq(const THModel *th_model, int cores)
 {
@@ -1418,9 +1457,9 @@ static int th_default_nireq(const THModel *th_model, int cores)
     if (!th_model->ctx->async)
         return b;
     if (th_model->cuda_channels)
-        return 2;
+        return 2 * b;
     if (th_model->device_type == c10::DeviceType::CUDA)
-        return 3;
+        return b == 1 ? 3 : 2 * b;
     if (th_model->device_type != c10::DeviceType::CPU)
         return 2;
     return b * FFMAX(2, cores / 2 / b);
@@ -1450,16 +1489,17 @@ static int th_default_intra_threads(const THModel *th_model, int cores)
     return FFMAX(1, cores / workers);
 }
 
-/* batch_size > 1: CPU frames, a model on the CPU, requests for a batch. */
+/* batch_size > 1: a model on the CPU or on CUDA, requests for a batch. */
 static int th_check_batch(const THModel *th_model)
 {
     const DnnContext *ctx = th_model->ctx;
 
     if (th_model->batch == 1)
         return 0;
-    if (th_model->device_type != c10::DeviceType::CPU || th_model->cuda_channels) {
+    if (th_model->device_type != c10::DeviceType::CPU &&
+        th_model->device_type != c10::DeviceType::CUDA) {
         av_log(th_model->ctx, AV_LOG_ERROR, "batch_size %d: batches need a model on "
-               "the CPU and CPU frames; on CUDA use batch_size 1\n", th_model->batch);
+               "the CPU or on CUDA\n", th_model->batch);
         return AVERROR(ENOSYS);
     }
     if (ctx->nireq < th_model->batch) {
@@ -1566,7 +1606,7 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
 
     if (th_parse_device(ctx, th_model) < 0 ||
         th_load_module(ctx, th_model) < 0 ||
-        th_init_sync(ctx, th_model) < 0)
+        th_init_sync(th_model) < 0)
         goto fail;
     th_probe_channels(th_model);
 

@@ -39,7 +39,8 @@ class Suite:
         self.passed = 0
         self.failed = 0
         os.makedirs(self.dir, exist_ok=True)
-        for name in ("conv", "sr2", "small", "conv1", "sr2y", "conv_w_half", "nan_inf"):
+        for name in ("conv", "sr2", "small", "conv1", "sr2y", "conv_w_half", "nan_inf",
+                     "batch_first"):
             path = self.model(name)
             if not os.path.exists(path):
                 models.build(name).save(path)
@@ -527,6 +528,83 @@ def run_reinit(s):
                       "nv12", scale)
 
 
+# batch_size on CUDA: 7 frames, 3 a forward (the last batch partly filled),
+# against the same run with batch_size 1 (cuDNN may pick other kernels for
+# N = 3: 1 LSB); CUDA frames packed and YUV, x2, fp16, sync and async, and
+# CPU frames for a model on CUDA; parts of other sizes joined (a batch
+# goes at each change); an output batch that is not the input's.
+BATCH_CASES = [  # (name, upload, frame format, model, options)
+    ("cuda-rgb0", True, "rgb0", "conv", ""),
+    ("cuda-rgb0-sync", True, "rgb0", "conv", ":async=0"),
+    ("cuda-bgra-nireq4", True, "bgra", "conv", ":nireq=4"),
+    ("cuda-nv12", True, "nv12", "conv", ""),
+    ("cuda-nv12-y", True, "nv12", "conv1", ""),
+    ("cuda-rgb0-x2", True, "rgb0", "sr2", ""),
+    ("cuda-rgb0-fp16", True, "rgb0", "conv", ":precision=fp16"),
+    ("cpuframes-rgb24", False, "rgb24", "conv", ":device=cuda"),
+    ("cpuframes-gray8-sync", False, "gray8", "conv1", ":device=cuda:async=0"),
+    ("cpuframes-bgr24-fp16", False, "bgr24", "conv", ":device=cuda:precision=fp16"),
+]
+
+
+def batch_run(s, tag, upload, fmt, model, opts):
+    w, h = 318, 238
+    src = s.path("batch-in-%dx%d.rgb" % (w, h))
+    if not os.path.exists(src):
+        s.ff(["-f", "lavfi", "-i", "testsrc2=s=%dx%d:r=5" % (w, h), "-frames:v", "7",
+              "-pix_fmt", "rgb24", "-f", "rawvideo", src])
+    up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"] if upload else []
+    chain = "format=%s,%sdnn_processing=dnn_backend=torch:model=%s%s%s" % (
+        fmt, "hwupload," if upload else "", s.model(model), opts,
+        ",hwdownload,format=%s" % fmt if upload else "")
+    out = s.path("batch-%s.out" % tag)
+    rc, err = s.ff(["-v", "verbose"] + up + ["-f", "rawvideo", "-pix_fmt", "rgb24",
+                    "-s", "%dx%d" % (w, h), "-i", src, "-vf", chain,
+                    "-f", "rawvideo", "-pix_fmt", fmt, out])
+    if rc:
+        s.check("batch-" + tag, False, "(rc %d: %s)" % (rc, err.strip().splitlines()[-1:]))
+    return (out if rc == 0 else None), err
+
+
+def batch_nvdec(s):
+    """NVDEC frames in batches of 3: the decoder's surfaces must outlast the
+    frames the filter holds (2 batches), hence -extra_hw_frames."""
+    clip = nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc")
+    outs = []
+    for b in (1, 3):
+        out = s.path("batch-nvdec-b%d.nv12" % b)
+        rc, err = s.ff(["-hwaccel", "cuda", "-hwaccel_output_format", "cuda",
+                        "-extra_hw_frames", "8", "-i", clip, "-vf",
+                        "dnn_processing=dnn_backend=torch:model=%s:batch_size=%d,"
+                        "hwdownload,format=nv12" % (s.model("conv"), b),
+                        "-f", "rawvideo", out])
+        outs.append(out if rc == 0 else None)
+        if rc:
+            s.check("batch-nvdec-b%d" % b, False, "(rc %d: %s)" % (
+                rc, err.strip().splitlines()[-1:]))
+    compare_yuv(s, "batch-nvdec-b3-vs-b1", "nv12", 640, 360, outs[0], outs[1], 1)
+
+
+def run_batch(s):
+    for name, upload, fmt, model, opts in BATCH_CASES:
+        one, _ = batch_run(s, name + "-b1", upload, fmt, model, opts)
+        three, err = batch_run(s, name + "-b3", upload, fmt, model, opts + ":batch_size=3")
+        if one and three:
+            s.check("batch-%s-log" % name, "batch size 3" in err, "(verbose log)")
+            s.compare("batch-%s-b3-vs-b1" % name, one, three, 1)
+    a = (png_clip(s, 160, 90, 0), 160, 90, 5)
+    b = (png_clip(s, 318, 238, 5), 318, 238, 5)
+    up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    for sw in ("rgb0", "nv12"):
+        vf = "format=%s,hwupload,dnn_processing=dnn_backend=torch:model=%s:batch_size=3," \
+             "hwdownload,format=%s" % (sw, s.model("conv"), sw)
+        join_pair(s, "batch-reinit-hwupload-%s" % sw, up, [a, b, a], 5, vf, sw, 1)
+    batch_nvdec(s)
+    _, rc, err = s.cuda_path("batch_first", "rgb0", 96, 64, extra=":batch_size=3")
+    s.check("batch-cuda-error-output-batch", rc > 0 and "model output has batch size 1; "
+            "expected 3" in err and "Traceback" not in err, "(rc %d)" % rc)
+
+
 def run_host_copies(s):
     """NVDEC -> model -> null moves no frame data to the host: CUPTI counts the
     device-to-host copies (tests/dnn/cuda_copies.c); hwdownload is the control."""
@@ -794,7 +872,7 @@ def main():
     ap.add_argument("--frames", type=int, default=30000)
     ap.add_argument("--no-sanitizer", action="store_true")
     ap.add_argument("--groups",
-                    default="rgb,precision,yuv,reinit,multigpu,aoti,copies,memory,sanitizer",
+                    default="rgb,precision,yuv,reinit,batch,multigpu,aoti,copies,memory,sanitizer",
                     help="which groups of tests to run (default: all)")
     args = ap.parse_args()
     groups = args.groups.split(",")
@@ -810,6 +888,8 @@ def main():
         run_yuv(s)
     if "reinit" in groups:
         run_reinit(s)
+    if "batch" in groups:
+        run_batch(s)
     if "multigpu" in groups:
         run_multigpu(s)
     if "aoti" in groups:
