@@ -434,7 +434,7 @@ static const THCached &th_cached(THCuda *cuda, int kind, int64_t a, int64_t b, d
                                  const THYuvMatrix *cm = NULL)
 {
     auto dev = torch::Device(torch::kCUDA, cuda->device_index);
-    THCached e = { kind, a, b, pos };
+    THCached e = { kind, a, b, pos, torch::Tensor(), torch::Tensor(), torch::Tensor() };
     torch::Tensor keep;
 
     for (const THCached &c : *cuda->cached)
@@ -692,7 +692,7 @@ static bool th_kernel_to_rgb(THCuda *cuda, const torch::Tensor &y, AVFrame *fram
     static const torch::ScalarType types[3] = {
         torch::kFloat32, torch::kFloat16, torch::kBFloat16,
     };
-    THBytesOut o = { 0 };
+    THBytesOut o = {};
 
     o.dtype = -1;
     for (int i = 0; i < 3; i++)
