@@ -834,19 +834,27 @@ def multigpu_two_chains(s):
             "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
 
 
-def run_aoti(s):
-    """A CUDA AOTInductor package of the conv model (compiled here, about a
-    minute; file aoti_conv.pt: the backend tells packages by content) on CUDA
-    frames and on CPU frames, against the TorchScript model on the CPU."""
-    w, h = 96, 64
-    pkg = s.model("aoti_conv")
+def aoti_package(s, name, dtype):
+    """The conv model as a CUDA package (compiled here once, about a minute;
+    named .pt: the backend tells packages by content), or None."""
+    pkg = s.model(name)
     if not os.path.exists(pkg):
         try:
-            models.package("conv", pkg + "2", "cuda")
+            models.package("conv", pkg + "2", "cuda", dtype=dtype)
             os.rename(pkg + "2", pkg)
         except Exception as e:      # noqa: BLE001 - reported as a failure
-            s.check("aoti-cuda-compile", False, "(%s)" % str(e).splitlines()[0][:200])
-            return
+            s.check(name + "-compile", False, "(%s)" % str(e).splitlines()[0][:200])
+            return None
+    return pkg
+
+
+def run_aoti(s):
+    """CUDA AOTInductor packages of the conv model on CUDA frames and on CPU
+    frames, against the TorchScript model on the CPU; nv12 frames against
+    the TorchScript model on the same frames; a float16 package."""
+    w, h = 96, 64
+    if not aoti_package(s, "aoti_conv", torch.float32):
+        return
     ref = s.cpu_path("conv", w, h)
     out, rc, err = s.cuda_path("aoti_conv", "rgb0", w, h)
     s.compare("aoti-cuda-frames-rgb0-vs-cpu", ref, out, 1)
@@ -862,6 +870,43 @@ def run_aoti(s):
     out, rc, err = s.cuda_path("aoti_conv", "rgb0", 128, 48)
     s.check("aoti-cuda-size-error", rc > 0 and "exported for width 16..96" in err,
             "(rc %d)" % rc)
+    aoti_nv12(s, w, h)
+    aoti_memcheck(s)
+    if aoti_package(s, "aoti_conv_fp16", torch.float16):
+        out, rc, err = s.cuda_path("aoti_conv_fp16", "rgb0", w, h)
+        s.compare("aoti-cuda-fp16-rgb0-vs-cpu", ref, out, 2)
+        out, rc, err = s.cpu_frames("aoti_conv_fp16", "rgb24", w, h)
+        s.compare("aoti-cuda-fp16-cpuframes-vs-cpu", ref, out, 2)
+
+
+def aoti_nv12(s, w, h):
+    """nv12 CUDA frames: the package against the TorchScript model."""
+    raw = raw_yuv(s, "nv12", w, h, "bt709", "tv")
+    outs = []
+    for m in ("conv", "aoti_conv"):
+        out = s.path("aoti-nv12-%s.out" % m)
+        rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+                        "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h),
+                        "-colorspace", "bt709", "-color_range", "tv", "-i", raw, "-vf",
+                        "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
+                        "hwdownload,format=nv12" % s.model(m),
+                        "-f", "rawvideo", "-pix_fmt", "nv12", out])
+        outs.append(out if rc == 0 else None)
+    compare_yuv(s, "aoti-cuda-nv12-vs-torchscript", "nv12", w, h, outs[0], outs[1], 1)
+
+
+def aoti_memcheck(s):
+    """compute-sanitizer memcheck on a package run on CUDA frames."""
+    cs = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+                    "-f", "lavfi", "-i", "testsrc2=s=96x64:r=5", "-frames:v", "3",
+                    "-vf", "format=rgb0,hwupload,dnn_processing=dnn_backend=torch:"
+                    "model=%s,hwdownload,format=rgb0" % s.model("aoti_conv"),
+                    "-f", "null", "-"], timeout=900,
+                   prefix=(cs, "--tool", "memcheck", "--error-exitcode", "99"))
+    m = re.search(r"ERROR SUMMARY: (\d+) error", err)
+    s.check("aoti-cuda-memcheck", rc == 0 and m is not None and m.group(1) == "0",
+            "(rc %d, %s)" % (rc, m.group(0) if m else "no summary"))
 
 
 def main():
