@@ -55,6 +55,19 @@ class Scenario:
     channels_last: int = -1     # the torch option; -1 is its default (auto)
     eager: bool = False         # also PyTorch eager in Python (tools/bench/eager.py)
     heap: bool = True           # count heap allocations per frame
+    package: str = ""           # "fp32"/"fp16": a CUDA AOTInductor package (.pt2) of
+                                # the model, compiled in that dtype, instead of TorchScript
+
+    @property
+    def model_name(self):
+        """What tests/dnn/models.py is asked for: NAME, or a CUDA package."""
+        half = "_fp16" if self.package == "fp16" else ""
+        return f"{self.model}{half}_cuda_pt2" if self.package else self.model
+
+    @property
+    def model_file(self):
+        half = "_fp16" if self.package == "fp16" else ""
+        return f"{self.model}{half}_cuda.pt2" if self.package else self.model + ".pt"
 
     @property
     def name(self):
@@ -62,6 +75,7 @@ class Scenario:
             self.frames, f"{self.device}, {self.frames} frames")
         prec = f" {self.precision}" if self.precision else ""
         prec += " nchw" if self.channels_last == 0 else ""
+        prec += f" pt2 {self.package}" if self.package else ""
         return f"{self.model} {self.width}x{self.height} {where}{prec} async={self.async_}"
 
 
@@ -83,6 +97,10 @@ def scenarios(gpu):
             out.append(Scenario(m, w, h, "cuda", builds=("ours",), precision="fp16"))
             # float32 NCHW: the model as it ran before the precision options
             out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, channels_last=0))
+        # the same models as AOTInductor packages (fp32, fp16), CUDA frames
+        for m, w, h in big[:2]:
+            for p in ("fp32", "fp16"):
+                out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, package=p))
         # decode to inference: NVDEC's CUDA frames into the model (ours);
         # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
         out.append(Scenario("small", 1920, 1080, "cuda", "nvdec"))
@@ -290,8 +308,8 @@ def limit_contender(sc, model, args, gpu):
     # the model alone in the backend's precision and layout (channels-last on CUDA)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
            "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
-           "dtype=" + (sc.precision or "fp32"),
-           "cl=%d" % (sc.device != "cpu" and sc.channels_last != 0)]
+           "dtype=" + (sc.package or sc.precision or "fp32"),
+           "cl=%d" % (sc.device != "cpu" and sc.channels_last != 0 and not sc.package)]
 
     def timed():
         return held_run(cmd + ["hold"], args, gpu)
@@ -609,7 +627,7 @@ def main():
         if sc.frames == "nvdec":
             sc.clip = nvdec_clip(args, sc.width, sc.height)
     models = os.path.join(args.out, "models")
-    subprocess.run([python, args.models, models] + sorted({s.model for s in todo}),
+    subprocess.run([python, args.models, models] + sorted({s.model_name for s in todo}),
                    check=True)
     head = header(args, gpu)
     print(f"bench: {len(todo)} scenarios, {args.runs} runs of {args.seconds:g} s;"
@@ -617,7 +635,7 @@ def main():
 
     sources, results = {}, []
     for i, sc in enumerate(todo, 1):
-        model = os.path.join(models, sc.model + ".pt")
+        model = os.path.join(models, sc.model_file)
         key = (sc.width, sc.height, sc.frames)
         if key not in sources:
             sources[key] = run_ffmpeg(ffmpeg_cmd(args.ours, sc, model, dnn=False),

@@ -6,7 +6,9 @@ comes out on every machine.  Run as a script to write them:
     python3 models.py OUTDIR [NAME...]
 
 NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME (NAME_fp16_pt2:
-compiled for float16 input);
+compiled for float16 input); NAME_cuda_pt2 and NAME_fp16_cuda_pt2 write
+NAME_cuda.pt2 and NAME_fp16_cuda.pt2, CUDA packages for frames up to 4K (the
+benchmark's; kept when already there: a compile takes about a minute);
 "models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library.
 
 Without names it writes the test models (NAMES); the benchmarks' larger
@@ -276,6 +278,7 @@ NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
 # torch.export (height 16..64, width 16..96) and compiled ahead of time for
 # the CPU (about a minute on two cores); only written when asked for.
 PACKAGE_SHAPES = {"h": (16, 64), "w": (16, 96)}
+BENCH_SHAPES = {"h": (16, 2160), "w": (16, 3840)}
 
 
 def usable_cxx():
@@ -287,12 +290,13 @@ def usable_cxx():
         del os.environ["CXX"]
 
 
-def package(name, path, device="cpu", dtype=torch.float32):
+def package(name, path, device="cpu", dtype=torch.float32, shapes=None):
     usable_cxx()
+    shapes = shapes or PACKAGE_SHAPES
     m = module(name).to(device=device, dtype=dtype)
     channels = 1 if name.endswith("1") or name.endswith("y") else 3
-    h = torch.export.Dim("h", min=PACKAGE_SHAPES["h"][0], max=PACKAGE_SHAPES["h"][1])
-    w = torch.export.Dim("w", min=PACKAGE_SHAPES["w"][0], max=PACKAGE_SHAPES["w"][1])
+    h = torch.export.Dim("h", min=shapes["h"][0], max=shapes["h"][1])
+    w = torch.export.Dim("w", min=shapes["w"][0], max=shapes["w"][1])
     x = torch.rand(1, channels, 48, 64, device=device, dtype=dtype)
     ep = torch.export.export(m, (x,), dynamic_shapes={"x": {2: h, 3: w}})
     torch._inductor.aoti_compile_and_package(ep, package_path=path)
@@ -310,6 +314,18 @@ def damage(src, dst):
     open(dst, "wb").write(data)
 
 
+def write_bench_package(outdir, base):
+    """base: NAME or NAME_fp16; a CUDA package of frames up to 4K, kept if there."""
+    path = os.path.join(outdir, base + "_cuda.pt2")
+    if os.path.exists(path):
+        return
+    half = base.endswith("_fp16")
+    tmp = path[:-4] + ".tmp.pt2"      # the compiler wants the .pt2 suffix
+    package(base[:-5] if half else base, tmp, "cuda",
+            torch.float16 if half else torch.float32, BENCH_SHAPES)
+    os.rename(tmp, path)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--damage":
         return damage(sys.argv[2], sys.argv[3])
@@ -318,6 +334,9 @@ def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
     for name in sys.argv[2:] or NAMES:
+        if name.endswith("_cuda_pt2"):
+            write_bench_package(outdir, name[:-9])
+            continue
         if name.endswith("_pt2"):
             base = name[:-4]
             half = base.endswith("_fp16")

@@ -20,10 +20,13 @@
  * dtype casts the model and makes the input in that type; cl=1 makes the
  * model's 4-D weights channels-last and gives it an NHWC-strided input: the
  * same choices as the backend's precision and channels_last options.
+ * A MODEL named *.pt2 is an AOTInductor package, run by its own loader
+ * (dtype must be the package's; cl=1 is refused: its strides are compiled).
  */
 
 #include <torch/script.h>
 #include <torch/cuda.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <ATen/Parallel.h>
 
 #include <chrono>
@@ -31,6 +34,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <string>
 
 using Clock = std::chrono::steady_clock;
@@ -97,16 +101,35 @@ static Extra parse_extra(int argc, char **argv)
     return e;
 }
 
-static torch::jit::Module load_model(const char *path, const torch::Device &dev,
-                                     torch::ScalarType type, bool cl)
-{
-    torch::jit::Module module = torch::jit::load(path, dev);
+using Forward = std::function<torch::Tensor(const torch::Tensor &)>;
 
-    module.eval();
-    module.to(type);
+static Forward load_script(const std::string &path, const torch::Device &dev,
+                           torch::ScalarType type, bool cl)
+{
+    auto module = std::make_shared<torch::jit::Module>(torch::jit::load(path, dev));
+
+    module->eval();
+    module->to(type);
     if (cl)
-        channels_last(module);
-    return module;
+        channels_last(*module);
+    return [module](const torch::Tensor &x) { return module->forward({x}).toTensor(); };
+}
+
+static Forward load_package(const std::string &path, const torch::Device &dev, bool cl)
+{
+    if (cl)
+        throw std::runtime_error("cl=1: a package's strides are compiled in");
+    auto loader = std::make_shared<torch::inductor::AOTIModelPackageLoader>(
+        path, "model", false, 1, dev.is_cuda() ? (c10::DeviceIndex)dev.index() : -1);
+    return [loader](const torch::Tensor &x) { return loader->run({x})[0]; };
+}
+
+static Forward load_model(const std::string &path, const torch::Device &dev,
+                          torch::ScalarType type, bool cl)
+{
+    const bool package = path.size() > 4 && path.compare(path.size() - 4, 4, ".pt2") == 0;
+
+    return package ? load_package(path, dev, cl) : load_script(path, dev, type, cl);
 }
 
 static void report(double fwd, double frm, int ow, int oh, const Extra &ex)
@@ -134,7 +157,7 @@ int main(int argc, char **argv)
         c10::InferenceMode guard;
         torch::jit::setGraphExecutorOptimize(false);
         const torch::ScalarType type = parse_dtype(ex.dtype);
-        torch::jit::Module module = load_model(argv[1], dev, type, ex.cl);
+        Forward model = load_model(argv[1], dev, type, ex.cl);
 
         auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(frame_dev);
         torch::Tensor frame = torch::randint(0, 256, {h, w, 3}, u8);
@@ -143,15 +166,15 @@ int main(int argc, char **argv)
                              : torch::empty({1, 3, h, w}, xo);
         x[0].copy_(frame.permute({2, 0, 1}));
         x.div_(255);
-        torch::Tensor y = module.forward({x}).toTensor();
+        torch::Tensor y = model(x);
         const int oh = y.size(2), ow = y.size(3);
         torch::Tensor out = torch::empty({oh, ow, 3}, u8);
 
-        auto forward = [&] { module.forward({x}); };
+        auto forward = [&] { model(x); };
         auto full = [&] {
             x[0].copy_(frame.permute({2, 0, 1}));
             x.div_(255);
-            torch::Tensor r = module.forward({x}).toTensor()[0].to(torch::kFloat32);
+            torch::Tensor r = model(x)[0].to(torch::kFloat32);
             r.mul_(255).clamp_(0, 255).round_();
             out.copy_(r.permute({1, 2, 0}));
         };
