@@ -14,8 +14,14 @@
 #                              CUDA LibTorch) in build/master-series, run the
 #                              suite's groups GROUPS [rgb] on its ffmpeg
 #
+#   tools/gpu-master.sh bench  there, after run: pristine master
+#                              (build/baseline/ffmpeg-master) against master
+#                              + series with tools/bench.py (BENCH_ONLY
+#                              [cuda]), and the cover letter's table from it
+#                              in tools/bench/results/cover-master.md
+#
 # Environment: GROUPS (gpu_suite.py --groups), JOBS [nproc], OUT (where
-# run copies its logs, when set).
+# run and bench copy their logs and results, when set).
 set -e
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,7 +55,7 @@ build() {
     mkdir -p "$tree"
     tar -xJf "$src" -C "$tree" --strip-components=1
     cd "$tree"
-    export PKG_CONFIG_PATH="$(val NVCODEC_PC)${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    export PKG_CONFIG_PATH="$(val NVCODEC_PC)${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" CCACHE_NOHASHDIR=1
     eval "./configure $(val FF_FLAGS)" > configure.log 2>&1 ||
         { tail -n 20 configure.log; die "FFmpeg's configure failed"; }
     grep -q '^CONFIG_LIBTORCH_CUDA=yes' ffbuild/config.mak ||
@@ -69,8 +75,30 @@ run() {
     tail -n 1 build/gpu-master.txt | grep -q ' 0 failed$'
 }
 
+bench() {
+    [ -x "$tree/ffmpeg" ] || die "no $tree/ffmpeg: run tools/gpu-master.sh run first"
+    cd "$top"
+    make "$top/build/baseline/ffmpeg-master/ffmpeg" JOBS="${JOBS:-$(nproc)}" ||
+        die "pristine master did not build"
+    [ -x build/baseline/ffmpeg-master/ffmpeg ] || die "pristine master did not build"
+    lt=$(val LIBTORCH)
+    out=build/bench-master
+    mkdir -p "$out"
+    c++ -std=c++17 -O2 -isystem "$lt/include" -isystem "$lt/include/torch/csrc/api/include" \
+        tools/bench/th_limit.cpp -o "$out/th_limit" -L"$lt/lib" -Wl,-rpath,"$lt/lib" \
+        -Wl,--no-as-needed -ltorch_cuda -lc10_cuda -Wl,--as-needed -ltorch -ltorch_cpu -lc10
+    cc -O2 -shared -fPIC tools/bench/alloc_count.c -o "$out/alloc_count.so"
+    BENCH_ONLY="${BENCH_ONLY:-cuda}" BENCH_GPU=yes python3 tools/bench.py --out "$out" \
+        --ours "$tree/ffmpeg" --upstream build/baseline/ffmpeg-master/ffmpeg \
+        --limit "$out/th_limit" --alloc "$out/alloc_count.so"
+    python3 tools/bench/cover_table.py "$out/results.json" > tools/bench/results/cover-master.md
+    cat tools/bench/results/cover-master.md
+    [ -z "$OUT" ] || cp "$out/results.json" "$out/results.md" tools/bench/results/cover-master.md "$OUT/"
+}
+
 case $1 in
-pack) pack ;;
-run)  run ;;
-*)    die "usage: tools/gpu-master.sh pack|run" ;;
+pack)  pack ;;
+run)   run ;;
+bench) bench ;;
+*)     die "usage: tools/gpu-master.sh pack|run|bench" ;;
 esac
