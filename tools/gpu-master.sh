@@ -69,7 +69,7 @@ run() {
     build
     echo "gpu-master: built $tree/ffmpeg"
     cd "$top"
-    python3 tests/dnn/gpu_suite.py --ffmpeg "$tree/ffmpeg" --workdir build/gpu-master \
+    "$(val PYTHON)" tests/dnn/gpu_suite.py --ffmpeg "$tree/ffmpeg" --workdir build/gpu-master \
         --groups "${GROUPS:-rgb}" 2>&1 | tee build/gpu-master.txt
     [ -z "$OUT" ] || cp build/gpu-master.txt "$tree/configure.log" "$tree/build.log" "$OUT/"
     tail -n 1 build/gpu-master.txt | grep -q ' 0 failed$'
