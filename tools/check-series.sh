@@ -84,8 +84,13 @@ for p in $patches; do
     ' "$work.patcheck/$name.txt"
 done
 
+# our flags; before the commit that adds --enable-libtorch-cuda (--each),
+# without it
 configure() {
-    eval "./configure $(val FF_FLAGS)" > configure.log 2>&1 ||
+    flags=$(val FF_FLAGS)
+    grep -q -e '--enable-libtorch-cuda' configure ||
+        flags=$(echo "$flags" | sed 's/--enable-libtorch-cuda//')
+    eval "./configure $flags" > configure.log 2>&1 ||
         { tail -n 20 configure.log; die "FFmpeg's configure failed at $1"; }
 }
 
