@@ -107,6 +107,13 @@ while IFS= read -r line; do
 done < "$list"
 [ $state = none ] || die "$list: the last commit has no closing ---"
 
+# A master variant of a patch the series no longer has is a leftover.
+for f in "$top"/patches/master/*.patch; do
+    [ -f "$f" ] || continue
+    base_series | grep -qxF "${f##*/}" ||
+        die "patches/master/${f##*/} is the variant of no patch in patches/series"
+done
+
 # Everything used, and only once; the result is the prepared tree.
 base_series | while read -r p; do
     for f in $(patch_paths "$p"); do echo "patch $p $f"; done
