@@ -8,6 +8,9 @@
 #   make series     our work as git format-patch patches on FFmpeg, in build/series/
 #   make check-series  git am them on a fresh tree, patcheck, build, test
 #                   (EACH=1: build every patch on its own too)
+#                   UPSTREAM=master: both on upstream master instead, in
+#                   build/series-master/ (the pinned snapshot, or
+#                   MASTER_TREE=DIR, a master checkout)
 # See README.md.
 
 TOP   := $(CURDIR)
@@ -25,7 +28,7 @@ FATE_ENV := PATH="$(PATH)" CCACHE_NOHASHDIR=1
 PKGCFG   := PKG_CONFIG_PATH="$(NVCODEC_PC)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))"
 
 .PHONY: all ffmpeg-build check check-gpu check-valgrind demo bench baseline clean distclean prepare FORCE
-.PHONY: series check-series
+.PHONY: series series-base check-series
 
 all: ffmpeg-build
 
@@ -77,16 +80,16 @@ ffmpeg-build: prepare $(OBJ)/ffbuild/config.mak
 
 check: ffmpeg-build
 	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP)
+	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
 	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
-	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL)
+	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL) DNNT_MASTER=$(MASTER_TARBALL)
 	@tools/fate-summary.sh $(OBJ) dnn-torch
 
 check-gpu: ffmpeg-build
 	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP)
+	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
 	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
-	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL)
+	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL) DNNT_MASTER=$(MASTER_TARBALL)
 	@tools/fate-summary.sh $(OBJ) dnn-torch > $(BUILD)/check-cpu.txt || true
 	@cat $(BUILD)/check-cpu.txt
 	@$(PYTHON) tests/dnn/gpu_suite.py --ffmpeg $(TOP)/ffmpeg --workdir $(BUILD)/gpu \
@@ -124,13 +127,13 @@ $(BASELINE)/ffmpeg: $(BUILD)/baseline/flags
 # The second anchor: upstream master (MASTER_TARBALL, from ./configure;
 # empty without the snapshot), the same flags.  A failed build leaves no
 # binary: the bench says so in the master column and goes on.
-MASTER_TREE := $(BUILD)/baseline/ffmpeg-master
-MASTER_BIN  := $(if $(MASTER_TARBALL),$(MASTER_TREE)/ffmpeg)
+MASTER_ANCHOR := $(BUILD)/baseline/ffmpeg-master
+MASTER_BIN    := $(if $(MASTER_TARBALL),$(MASTER_ANCHOR)/ffmpeg)
 
-$(MASTER_TREE)/ffmpeg: $(BUILD)/baseline/flags
-	tools/prepare-tree.sh $(MASTER_TREE) $(MASTER_TARBALL) pristine
-	cd $(MASTER_TREE) && $(PKGCFG) ./configure $(BASELINE_FLAGS) > $(BUILD)/baseline/master-configure.log 2>&1 && \
-	    $(FATE_ENV) $(MAKE) -C $(MASTER_TREE) -j$(JOBS) ffmpeg > $(BUILD)/baseline/master-build.log 2>&1 || \
+$(MASTER_ANCHOR)/ffmpeg: $(BUILD)/baseline/flags
+	tools/prepare-tree.sh $(MASTER_ANCHOR) $(MASTER_TARBALL) pristine
+	cd $(MASTER_ANCHOR) && $(PKGCFG) ./configure $(BASELINE_FLAGS) > $(BUILD)/baseline/master-configure.log 2>&1 && \
+	    $(FATE_ENV) $(MAKE) -C $(MASTER_ANCHOR) -j$(JOBS) ffmpeg > $(BUILD)/baseline/master-build.log 2>&1 || \
 	    { rm -f $@; echo "upstream master did not build (build/baseline/master-*.log): no master column"; }
 	@[ ! -f $@ ] || touch $@
 
@@ -140,12 +143,35 @@ bench: ffmpeg-build $(BASELINE)/ffmpeg $(MASTER_BIN)
 	@PYTHON=$(PYTHON) LIBTORCH=$(LIBTORCH) TORCH_CUDA=$(TORCH_CUDA) \
 	    BASELINE=$(BASELINE)/ffmpeg MASTER=$(MASTER_BIN) tools/bench.sh $(BUILD)/bench
 
-# The patch series for upstream: commits listed in tools/series.txt.
-series: prepare
-	@tools/make-series.sh $(FFMPEG_TARBALL) $(TREE) $(BUILD)/series-work $(BUILD)/series
+# The patch series for upstream: commits listed in tools/series.txt, on
+# FFmpeg 9.0.2 or, with UPSTREAM=master, on upstream master: the pinned
+# snapshot (MASTER_TARBALL, hash checked by ./configure) or a developer's
+# master checkout MASTER_TREE=DIR (its HEAD; a warning when it is not
+# MASTER_COMMIT).  Master's prepared tree is build/ffmpeg-master, made with
+# patches/master/'s variants (tools/upstream.sh).
+UPSTREAM ?= 9.0.2
+ifeq ($(UPSTREAM),master)
+S_BASE := $(or $(MASTER_TREE),$(MASTER_TARBALL))
+S_TREE := $(BUILD)/ffmpeg-master
+S_DIR  := $(BUILD)/series-master
+S_ENV  := UPSTREAM=master MASTER_COMMIT=$(MASTER_COMMIT) BASE=$(S_BASE)
+else
+S_BASE := $(FFMPEG_TARBALL)
+S_TREE := $(TREE)
+S_DIR  := $(BUILD)/series
+S_ENV  :=
+endif
+
+series-base:
+	@[ -n "$(S_BASE)" ] || { echo "make series UPSTREAM=master: no master snapshot" \
+	    "(./configure --master-tarball=FILE) and no MASTER_TREE=DIR"; exit 1; }
+	@[ "$(UPSTREAM)" != master ] || $(S_ENV) tools/prepare-tree.sh $(S_TREE) $(S_BASE)
+
+series: $(if $(filter master,$(UPSTREAM)),series-base,prepare)
+	@$(S_ENV) tools/make-series.sh $(S_BASE) $(S_TREE) $(S_DIR)-work $(S_DIR)
 
 check-series: series
-	@JOBS=$(JOBS) tools/check-series.sh $(BUILD)/series $(BUILD)/series-check $(if $(EACH),--each)
+	@$(S_ENV) JOBS=$(JOBS) tools/check-series.sh $(S_DIR) $(S_DIR)-check $(if $(EACH),--each)
 
 clean:
 	-[ -f $(OBJ)/ffbuild/config.mak ] && $(MAKE) -C $(OBJ) clean

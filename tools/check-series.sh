@@ -7,12 +7,15 @@
 # flags (build/config.mk), build ffmpeg and the API example and run
 # fate-dnn-torch there.
 #
-# usage: check-series.sh SERIESDIR WORKDIR [--each]
+# usage: [UPSTREAM=master] [BASE=...] check-series.sh SERIESDIR WORKDIR [--each]
 #   --each   also build every commit of the series on its own
+#   BASE     the tarball or master checkout the series was made on
+#            (tools/upstream.sh) [build/config.mk's FFMPEG_TARBALL]
 set -e
 
 series=$1 work=$2 each=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tools/upstream.sh"
 config=$top/build/config.mk
 jobs=${JOBS:-2}
 
@@ -23,8 +26,9 @@ val() { sed -n "s/^$1 = //p" "$config"; }
 [ -f "$config" ] || die "not configured: run ./configure first"
 case $series in /*) ;; *) series=$PWD/$series ;; esac
 case $work in /*) ;; *) work=$PWD/$work ;; esac
-patches=$(ls "$series"/*.patch 2>/dev/null) || die "no patches in $series: run make series"
-tarball=$(val FFMPEG_TARBALL)
+patches=$(ls "$series"/*.patch 2>/dev/null | grep -v /0000-cover-letter.patch) ||
+    die "no patches in $series: run make series"
+tarball=${BASE:-$(val FFMPEG_TARBALL)}
 python=$(val PYTHON)
 export PKG_CONFIG_PATH="$(val NVCODEC_PC)${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export CCACHE_NOHASHDIR=1
@@ -32,10 +36,10 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=check GIT_AUTHOR_EMAIL=check@localhost
 export GIT_COMMITTER_NAME=check GIT_COMMITTER_EMAIL=check@localhost
 
-echo "== git am: $(echo "$patches" | wc -l) patches on a fresh FFmpeg tree"
+echo "== git am: $(echo "$patches" | wc -l) patches on a fresh FFmpeg tree ($UPSTREAM)"
 rm -rf "$work"
 mkdir -p "$work"
-tar -xJf "$tarball" -C "$work" --strip-components=1 || die "cannot unpack $tarball"
+base_unpack "$tarball" "$work" || die "cannot unpack $tarball"
 cd "$work"
 git init -q -b series
 git add -A -f
@@ -80,8 +84,13 @@ for p in $patches; do
     ' "$work.patcheck/$name.txt"
 done
 
+# our flags; before the commit that adds --enable-libtorch-cuda (--each),
+# without it
 configure() {
-    eval "./configure $(val FF_FLAGS)" > configure.log 2>&1 ||
+    flags=$(val FF_FLAGS)
+    grep -q -e '--enable-libtorch-cuda' configure ||
+        flags=$(echo "$flags" | sed 's/--enable-libtorch-cuda//')
+    eval "./configure $flags" > configure.log 2>&1 ||
         { tail -n 20 configure.log; die "FFmpeg's configure failed at $1"; }
 }
 

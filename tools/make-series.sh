@@ -3,19 +3,22 @@
 # git format-patch form: unpack the tarball into a scratch git repository,
 # commit it as the base, make the commits listed in tools/series.txt (our
 # quilt patches applied with git apply, our files copied in), then
-# format-patch them.  The result must equal the prepared tree.
+# format-patch them with a cover letter.  The result must equal the
+# prepared tree.
 #
-# usage: make-series.sh TARBALL TREE WORKDIR OUTDIR
-#   TREE     the prepared tree (make prepare), to check the result against
+# usage: [UPSTREAM=master] make-series.sh BASE TREE WORKDIR OUTDIR
+#   BASE     the tarball, or on master a master checkout (tools/upstream.sh)
+#   TREE     the prepared tree of that base, to check the result against
 set -e
 
 tarball=$1 tree=$2 work=$3 out=$4
 top=$(cd "$(dirname "$0")/.." && pwd)
 list=$top/tools/series.txt
+. "$top/tools/upstream.sh"
 
 die() { echo "make-series: $*" >&2; exit 1; }
 
-[ -f "$tarball" ] && [ -d "$tree" ] && [ -n "$work" ] && [ -n "$out" ] ||
+[ -e "$tarball" ] && [ -d "$tree" ] && [ -n "$work" ] && [ -n "$out" ] ||
     die "usage: make-series.sh TARBALL TREE WORKDIR OUTDIR"
 tree=$(cd "$tree" && pwd)
 case $work in /*) ;; *) work=$PWD/$work ;; esac
@@ -32,7 +35,7 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 
 rm -rf "$work" "$out"
 mkdir -p "$work" "$out"
-tar -xJf "$tarball" -C "$work" --strip-components=1 || die "cannot unpack $tarball"
+base_unpack "$tarball" "$work" || die "cannot unpack $tarball"
 git -C "$work" init -q -b series
 git -C "$work" add -A -f
 git -C "$work" commit -q -m "FFmpeg $(cat "$work/VERSION" 2>/dev/null || echo release)"
@@ -44,12 +47,13 @@ msg=$work.msg
 
 # paths that a quilt patch touches
 patch_paths() {
-    sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$top/patches/$1"
+    sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$(base_patch "$1")"
 }
 
 apply_patch() {
     name=$1; shift
-    [ -f "$top/patches/$name" ] || die "$list: no patches/$name"
+    file=$(base_patch "$name")
+    [ -f "$file" ] || die "$list: no patches/$name"
     [ $# -gt 0 ] || set -- $(patch_paths "$name")
     inc=
     for p in "$@"; do
@@ -57,8 +61,8 @@ apply_patch() {
         inc="$inc --include=$p"
         echo "patch $name $p" >> "$used"
     done
-    git -C "$work" apply $inc "$top/patches/$name" ||
-        die "patches/$name ($*) does not apply"
+    git -C "$work" apply $inc "$file" ||
+        die "${file#$top/} ($*) does not apply to $UPSTREAM"
 }
 
 copy_file() {
@@ -75,8 +79,18 @@ commit() {
     echo "  $subject"
 }
 
+# A line that starts with "[BASE] " counts only on that base.
+for_base() {
+    case $1 in
+    "[$UPSTREAM]")   line= ;;
+    "[$UPSTREAM] "*) line=${1#* } ;;
+    \[9.0.2\]*|\[master\]*) return 1 ;;
+    esac
+}
+
 state=none subject=
 while IFS= read -r line; do
+    for_base "$line" || continue
     case $state:$line in
     none:'#'*|none:) ;;
     none:Subject:\ *)
@@ -93,8 +107,15 @@ while IFS= read -r line; do
 done < "$list"
 [ $state = none ] || die "$list: the last commit has no closing ---"
 
+# A master variant of a patch the series no longer has is a leftover.
+for f in "$top"/patches/master/*.patch; do
+    [ -f "$f" ] || continue
+    base_series | grep -qxF "${f##*/}" ||
+        die "patches/master/${f##*/} is the variant of no patch in patches/series"
+done
+
 # Everything used, and only once; the result is the prepared tree.
-sed -e 's/#.*//' -e '/^ *$/d' "$top/patches/series" | while read -r p; do
+base_series | while read -r p; do
     for f in $(patch_paths "$p"); do echo "patch $p $f"; done
 done > "$work.want"
 cd "$top"
@@ -114,5 +135,7 @@ awk '{ print $NF }' "$work.want.s" | sort -u | while read -r f; do
 done
 rm -f "$used" "$msg" "$work.want" "$work.want.s" "$work.used.s"
 
-git -C "$work" format-patch -q --no-signature -o "$out" base..HEAD
-echo "make-series: $(ls "$out" | wc -l) patches in $out"
+git -C "$work" format-patch -q --no-signature --cover-letter -o "$out" base..HEAD
+"$top/tools/cover-letter.sh" "$out/0000-cover-letter.patch" ||
+    die "cannot fill the cover letter"
+echo "make-series: $(ls "$out" | grep -vc '^0000-') patches and a cover letter in $out"

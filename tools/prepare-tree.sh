@@ -2,14 +2,22 @@
 # Prepare the FFmpeg tree under build/: unpack the pinned tarball, apply
 # patches/series (quilt when present, else patch), link our own files over it.
 #
-# usage: prepare-tree.sh TREE TARBALL [pristine]
+# usage: prepare-tree.sh TREE BASE [pristine]
 #        prepare-tree.sh --sum     the series' hash that TREE/.patched holds
 # With "pristine", no patch is applied and no file linked (the baseline).
+# BASE is the tarball, or with UPSTREAM=master a master checkout too
+# (tools/upstream.sh); on master the patches are master's variants where
+# patches/master/ has one, and the tree is unpacked again when BASE changes.
 set -e
 
 tree=$1 tarball=$2 mode=${3:-ours}
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tools/upstream.sh"
 patches=$top/patches
+if [ "$UPSTREAM" = master ] && [ "$mode" != pristine ] && [ "$tree" != --sum ]; then
+    patches=$top/build/patches-master
+    base_patch_dir "$patches"
+fi
 
 die() { echo "prepare-tree: $*" >&2; exit 1; }
 
@@ -20,13 +28,15 @@ sum=$(cat "$patches/series" $(sed -e 's/#.*//' -e '/^ *$/d' -e "s|^|$patches/|" 
 unpack() {
     rm -rf "$tree" "$tree.part"
     mkdir -p "$tree.part"
-    tar -xJf "$tarball" -C "$tree.part" --strip-components=1 ||
+    base_unpack "$tarball" "$tree.part" ||
         { rm -rf "$tree.part"; die "could not unpack $tarball"; }
     mv "$tree.part" "$tree"
     echo none > "$tree/.patched"
+    [ "$UPSTREAM" != master ] || base_id "$tarball" > "$tree/.base"
 }
 
 [ -f "$tree/.patched" ] || unpack
+[ "$UPSTREAM" != master ] || [ "$(cat "$tree/.base")" = "$(base_id "$tarball")" ] || unpack
 
 # The tree is the source of out-of-tree builds (build/lean, build/full):
 # a build made in the tree itself (older layout) would stop them.

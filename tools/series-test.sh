@@ -4,29 +4,40 @@
 # apply it with git am to a fresh unpacked tarball.  Building the result is
 # left to make check-series.
 #
-# usage: series-test.sh TARBALL TREE WORKDIR
+# usage: [UPSTREAM=master] series-test.sh BASE TREE WORKDIR
+#   TREE   the prepared tree of that base; with UPSTREAM=master and TREE
+#          "-", one is prepared in WORKDIR/tree (tools/prepare-tree.sh)
 set -e
 
 tarball=$1 tree=$2 work=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tools/upstream.sh"
 
 die() { echo "series-test: $*" >&2; exit 1; }
 
+if [ "$tree" = - ]; then
+    tree=$work/tree
+    "$top/tools/prepare-tree.sh" "$tree" "$tarball" >/dev/null ||
+        die "cannot prepare a $UPSTREAM tree"
+fi
 "$top/tools/make-series.sh" "$tarball" "$tree" "$work/make" "$work/series" >/dev/null ||
     die "make-series failed"
-patches=$(ls "$work"/series/*.patch)
+patches=$(ls "$work"/series/*.patch | grep -v /0000-cover-letter.patch)
+grep -q '^Subject: \[PATCH 00/' "$work/series/0000-cover-letter.patch" &&
+    ! grep -q '\*\*\* .* HERE \*\*\*' "$work/series/0000-cover-letter.patch" ||
+    die "no filled cover letter"
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=check GIT_AUTHOR_EMAIL=check@localhost
 export GIT_COMMITTER_NAME=check GIT_COMMITTER_EMAIL=check@localhost
 rm -rf "$work/am"
 mkdir -p "$work/am"
-tar -xJf "$tarball" -C "$work/am" --strip-components=1 || die "cannot unpack $tarball"
+base_unpack "$tarball" "$work/am" || die "cannot unpack $tarball"
 cd "$work/am"
 git init -q -b series
 git add -A -f
 git commit -q -m base
 git tag base
 git am -q $patches || die "git am failed in $work/am"
-echo "$(git rev-list --count base..HEAD) patches applied with git am:"
+echo "$(git rev-list --count base..HEAD) patches applied with git am on $UPSTREAM:"
 git log --reverse --format='%s' base..HEAD

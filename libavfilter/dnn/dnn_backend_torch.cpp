@@ -62,6 +62,7 @@ extern "C" {
 #include "dnn_backend_common.h"
 #include "queue.h"
 #include "safe_queue.h"
+#include "dnn_backend_torch_compat.h"
 }
 
 #include "dnn_backend_torch_aoti.h"
@@ -134,7 +135,7 @@ static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
     { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS, NULL },
     { "channels_last", "channels-last weights and input (auto: on CUDA)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
-    { "batch_size", "frames per forward: the N of the model's N x C x H x W input", OFFSET(batch_size), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, 1000, FLAGS, NULL },
+    TH_BATCH_SIZE_OPTION
     { "intra_op_threads", "LibTorch intra-op threads of each forward on the CPU (0: automatic, the cores shared among the requests that run at once)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS, NULL },
     { NULL, NULL, 0, AV_OPT_TYPE_FLAGS, { .i64 = 0 }, 0, 0, 0, NULL }
 };
@@ -1558,7 +1559,7 @@ static int th_start(THModel *th_model)
     int cores = av_cpu_count(), ret;
 
     th_model->started = 1;
-    th_model->batch = FFMAX(1, ctx->torch_option.batch_size);
+    th_model->batch = FFMAX(1, TH_BATCH_SIZE(ctx));
     if (ctx->nireq <= 0)
         ctx->nireq = th_default_nireq(th_model, cores);
     th_model->intra_threads = th_default_intra_threads(th_model, cores);

@@ -488,6 +488,16 @@ fate-dnn-torch-series: CMD = sh $(DNNT_TOP)/tools/series-test.sh $(DNNT_TARBALL)
 fate-dnn-torch-series: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-series
 
+# The same on upstream master (tools/upstream.sh), where the project's
+# Makefile names the snapshot (DNNT_MASTER): make series UPSTREAM=master on
+# a master tree prepared with patches/master/, then git am on a fresh one.
+ifneq ($(DNNT_MASTER),)
+fate-dnn-torch-series-master: CMD = UPSTREAM=master sh $(DNNT_TOP)/tools/series-test.sh \
+    $(DNNT_MASTER) - $(DNNT_TOP)/build/series-test-master
+fate-dnn-torch-series-master: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-series-master
+endif
+
 # The model of tools/export-model.py (the README's) is the demo's sharpen
 # model: the same frames, on yuv420p input with no format filter.
 $(DNNT)/exported.pt: $(DNNT_TOP)/tools/export-model.py
