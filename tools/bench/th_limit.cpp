@@ -132,6 +132,16 @@ static Forward load_model(const std::string &path, const torch::Device &dev,
     return package ? load_package(path, dev, cl) : load_script(path, dev, type, cl);
 }
 
+/* The model's input: NCHW, or an NCHW view of NHWC memory (cl). */
+static torch::Tensor make_input(int h, int w, torch::ScalarType type,
+                                const torch::Device &dev, bool cl)
+{
+    auto xo = torch::TensorOptions().dtype(type).device(dev);
+
+    return cl ? torch::empty({1, h, w, 3}, xo).permute({0, 3, 1, 2})
+              : torch::empty({1, 3, h, w}, xo);
+}
+
 static void report(double fwd, double frm, int ow, int oh, const Extra &ex)
 {
     std::printf("{\"forward_fps\": %.3f, \"frame_fps\": %.3f, "
@@ -161,9 +171,7 @@ int main(int argc, char **argv)
 
         auto u8 = torch::TensorOptions().dtype(torch::kUInt8).device(frame_dev);
         torch::Tensor frame = torch::randint(0, 256, {h, w, 3}, u8);
-        auto xo = torch::TensorOptions().dtype(type).device(dev);
-        torch::Tensor x = ex.cl ? torch::empty({1, h, w, 3}, xo).permute({0, 3, 1, 2})
-                             : torch::empty({1, 3, h, w}, xo);
+        torch::Tensor x = make_input(h, w, type, dev, ex.cl);
         x[0].copy_(frame.permute({2, 0, 1}));
         x.div_(255);
         torch::Tensor y = model(x);
