@@ -606,6 +606,17 @@ fate-dnn-torch-valgrind-raise-mid: CMD = $(DNNT_PY)/valgrind_leaks.py --fails \
 fate-dnn-torch-valgrind-raise-mid: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-raise-mid
 
+# The output ends after 3 of 20 frames while four requests run side by
+# side (as when the user stops ffmpeg early): the graph is freed with
+# forwards in flight, every worker joined, nothing lost.
+fate-dnn-torch-valgrind-stop-early: CMD = $(DNNT_PY)/valgrind_leaks.py \
+    tests/data/fate/dnn-torch-valgrind-stop-early.vglog \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+    -f lavfi -i testsrc2=s=32x24:r=5:d=4 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt:async=1:nireq=4 -frames:v 3 -f null -
+fate-dnn-torch-valgrind-stop-early: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-stop-early
+
 # Batches of 3 on one graph whose frames change size twice: partly filled
 # batches go at each change and at the end.
 fate-dnn-torch-valgrind-batch: $(DNNT)/resize/stamp
