@@ -59,15 +59,14 @@ class Scenario:
                                 # the model, compiled in that dtype, instead of TorchScript
 
     @property
-    def model_name(self):
-        """What tests/dnn/models.py is asked for: NAME, or a CUDA package."""
-        half = "_fp16" if self.package == "fp16" else ""
-        return f"{self.model}{half}_cuda_pt2" if self.package else self.model
-
-    @property
     def model_file(self):
         half = "_fp16" if self.package == "fp16" else ""
         return f"{self.model}{half}_cuda.pt2" if self.package else self.model + ".pt"
+
+    @property
+    def model_name(self):
+        """What tests/dnn/models.py is asked for: NAME, or NAME[_fp16]_cuda_pt2."""
+        return self.model_file[:-4] + "_pt2" if self.package else self.model
 
     @property
     def name(self):

@@ -685,30 +685,36 @@ def run_memory(s, frames):
                len(samples)))
 
 
-def run_sanitizer(s):
+def memcheck(s, name, primary, sw, model, size="318x238"):
+    """compute-sanitizer memcheck on 3 CUDA frames of sw through model (a
+    model name, then options: "conv:precision=fp16")."""
     cs = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     if not os.path.exists(cs):
-        s.check("cuda-memcheck", False, "(compute-sanitizer not found)")
+        s.check("cuda-memcheck-" + name, False, "(compute-sanitizer not found)")
         return
+    base, _, opts = model.partition(":")
+    dev = "cuda=cu:0" + (",primary_ctx=1" if primary else "")
+    rc, err = s.ff(["-init_hw_device", dev, "-filter_hw_device", "cu",
+                    "-f", "lavfi", "-i", "testsrc2=s=%s:r=5" % size, "-frames:v", "3",
+                    "-vf", "format=%s,hwupload,dnn_processing=dnn_backend=torch:"
+                    "model=%s%s,hwdownload,format=%s" % (sw, s.model(base),
+                                                        ":" + opts if opts else "", sw),
+                    "-f", "null", "-"], timeout=900,
+                   prefix=(cs, "--tool", "memcheck", "--error-exitcode", "99"))
+    m = re.search(r"ERROR SUMMARY: (\d+) error", err)
+    s.check("cuda-memcheck-" + name, rc == 0 and m is not None and m.group(1) == "0",
+            "(rc %d, %s)" % (rc, m.group(0) if m else "no summary"))
+
+
+def run_sanitizer(s):
     # RGB in both context cases; nv12 with a three-channel model (chroma up
     # and down, colour matrices) and with a one-channel x2 model (chroma resize)
     cases = [("ownctx", False, "rgb0", "conv"), ("primary", True, "rgb0", "conv"),
              ("nv12-conv", False, "nv12", "conv"), ("nv12-sr2y", False, "nv12", "sr2y"),
              ("fp16", False, "rgb0", "conv:precision=fp16"),
              ("fp16-nv12", False, "nv12", "conv:precision=fp16")]
-    for name, primary, sw, model in cases:
-        dev = "cuda=cu:0" + (",primary_ctx=1" if primary else "")
-        rc, err = s.ff(["-init_hw_device", dev, "-filter_hw_device", "cu",
-                        "-f", "lavfi", "-i", "testsrc2=s=318x238:r=5", "-frames:v", "3",
-                        "-vf", "format=%s,hwupload,dnn_processing=dnn_backend=torch:"
-                        "model=%s,hwdownload,format=%s" % (sw, s.model(model.split(":")[0])
-                                                           + model[len(model.split(":")[0]):], sw),
-                        "-f", "null", "-"], timeout=900,
-                       prefix=(cs, "--tool", "memcheck", "--error-exitcode", "99"))
-        m = re.search(r"ERROR SUMMARY: (\d+) error", err)
-        s.check("cuda-memcheck-" + name,
-                rc == 0 and m is not None and m.group(1) == "0",
-                "(rc %d, %s)" % (rc, m.group(0) if m else "no summary"))
+    for case in cases:
+        memcheck(s, *case)
 
 
 # Two GPUs.  On a machine with one, the group says so in one line and runs
@@ -871,7 +877,7 @@ def run_aoti(s):
     s.check("aoti-cuda-size-error", rc > 0 and "exported for width 16..96" in err,
             "(rc %d)" % rc)
     aoti_nv12(s, w, h)
-    aoti_memcheck(s)
+    memcheck(s, "aoti", False, "rgb0", "aoti_conv", "%dx%d" % (w, h))
     if aoti_package(s, "aoti_conv_fp16", torch.float16):
         out, rc, err = s.cuda_path("aoti_conv_fp16", "rgb0", w, h)
         s.compare("aoti-cuda-fp16-rgb0-vs-cpu", ref, out, 2)
@@ -895,18 +901,8 @@ def aoti_nv12(s, w, h):
     compare_yuv(s, "aoti-cuda-nv12-vs-torchscript", "nv12", w, h, outs[0], outs[1], 1)
 
 
-def aoti_memcheck(s):
-    """compute-sanitizer memcheck on a package run on CUDA frames."""
-    cs = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
-    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
-                    "-f", "lavfi", "-i", "testsrc2=s=96x64:r=5", "-frames:v", "3",
-                    "-vf", "format=rgb0,hwupload,dnn_processing=dnn_backend=torch:"
-                    "model=%s,hwdownload,format=rgb0" % s.model("aoti_conv"),
-                    "-f", "null", "-"], timeout=900,
-                   prefix=(cs, "--tool", "memcheck", "--error-exitcode", "99"))
-    m = re.search(r"ERROR SUMMARY: (\d+) error", err)
-    s.check("aoti-cuda-memcheck", rc == 0 and m is not None and m.group(1) == "0",
-            "(rc %d, %s)" % (rc, m.group(0) if m else "no summary"))
+GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "copies",
+          "memory", "sanitizer"]
 
 
 def main():
@@ -917,34 +913,21 @@ def main():
     ap.add_argument("--frames", type=int, default=30000)
     ap.add_argument("--no-sanitizer", action="store_true")
     ap.add_argument("--groups",
-                    default="rgb,precision,yuv,reinit,batch,multigpu,aoti,copies,memory,sanitizer",
+                    default=",".join(GROUPS),
                     help="which groups of tests to run (default: all)")
     args = ap.parse_args()
     groups = args.groups.split(",")
 
     s = Suite(args)
-    if "rgb" in groups:
-        run_formats(s)
-        run_sizes_and_contexts(s)
-        run_errors(s)
-    if "precision" in groups:
-        run_precision(s)
-    if "yuv" in groups:
-        run_yuv(s)
-    if "reinit" in groups:
-        run_reinit(s)
-    if "batch" in groups:
-        run_batch(s)
-    if "multigpu" in groups:
-        run_multigpu(s)
-    if "aoti" in groups:
-        run_aoti(s)
-    if "copies" in groups:
-        run_host_copies(s)
-    if "memory" in groups:
-        run_memory(s, args.frames)
-    if "sanitizer" in groups and not args.no_sanitizer:
-        run_sanitizer(s)
+    runs = {"rgb": (run_formats, run_sizes_and_contexts, run_errors),
+            "precision": (run_precision,), "yuv": (run_yuv,), "reinit": (run_reinit,),
+            "batch": (run_batch,), "multigpu": (run_multigpu,), "aoti": (run_aoti,),
+            "copies": (run_host_copies,),
+            "memory": (lambda s: run_memory(s, args.frames),),
+            "sanitizer": () if args.no_sanitizer else (run_sanitizer,)}
+    for group in GROUPS:
+        for run in runs[group] if group in groups else ():
+            run(s)
 
     passed, failed = s.passed, s.failed
     if args.prior and os.path.exists(args.prior):

@@ -7,38 +7,32 @@ machine needs.
 
 Each split N:T runs the filter with nireq=N and intra_op_threads=T (0: the
 backend's default), async=1, on one testsrc2 frame looped to F frames, -f
-null; the rate is (F2 - F1) / (t2 - t1) over the wall times of the two
-runs, so start-up cancels.  --ref adds another ffmpeg (upstream master,
-say) with its default options, as the first row's reference.  Prints a
-Markdown table: split, fps, ratio to the reference.
+null (-frames:v F); the rate is (F2 - F1) / (t2 - t1) over the wall
+times of the two runs (tools/bench/steady.py), so start-up cancels.
+--ref adds another ffmpeg (upstream master, say) with its default
+options, as the first row's reference.  Prints a Markdown table: split,
+fps, ratio to the reference.
 """
 
 import argparse
+import os
 import subprocess
 import sys
-import time
 
-
-def wall(ffmpeg, model, size, frames, opts):
-    vf = ("format=rgb24,loop=loop=-1:size=1,trim=end_frame=%d,"
-          "dnn_processing=dnn_backend=torch:model=%s%s" % (frames, model, opts))
-    cmd = [ffmpeg, "-hide_banner", "-v", "error", "-nostdin", "-f", "lavfi", "-i",
-           "testsrc2=s=%s:r=25" % size, "-vf", vf, "-f", "null", "-"]
-    t = time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if r.returncode:
-        raise RuntimeError("exit %d: %s" % (r.returncode, r.stderr.strip()[-200:]))
-    return time.monotonic() - t
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from steady import steady_fps  # noqa: E402
 
 
 def steady(ffmpeg, model, size, frames, opts):
-    (f1, f2) = frames
+    """Steady fps of the model on one looped testsrc2 frame, or why not."""
+    vf = ("format=rgb24,loop=loop=-1:size=1,"
+          "dnn_processing=dnn_backend=torch:model=%s%s" % (model, opts))
+    cmd = [ffmpeg, "-hide_banner", "-v", "error", "-nostdin", "-f", "lavfi", "-i",
+           "testsrc2=s=%s:r=25" % size, "-vf", vf, "-f", "null", "-"]
     try:
-        t1 = wall(ffmpeg, model, size, f1, opts)
-        t2 = wall(ffmpeg, model, size, f2, opts)
+        return steady_fps(cmd, *frames)
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
         return str(e)
-    return (f2 - f1) / (t2 - t1)
 
 
 def main():

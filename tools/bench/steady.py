@@ -22,6 +22,12 @@ def wall(cmd, frames):
     return time.monotonic() - t
 
 
+def steady_fps(cmd, f1, f2):
+    """(f2 - f1) / the difference of the wall times of cmd for f2 and f1
+    output frames; cmd ends with the output."""
+    return (f2 - f1) / (wall(cmd, f2) - wall(cmd, f1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", default="300,900")
@@ -32,7 +38,7 @@ def main():
     cmd = cmd[:1] + ["-nostdin", "-hide_banner", "-v", "error", "-y"] + cmd[1:]
     f1, f2 = (int(f) for f in args.frames.split(","))
     try:
-        fps = "%.1f" % ((f2 - f1) / (wall(cmd, f2) - wall(cmd, f1)))
+        fps = "%.1f" % steady_fps(cmd, f1, f2)
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
         fps = str(e)
     print("| %s | %s |" % (args.label or " ".join(cmd[1:]), fps), flush=True)
