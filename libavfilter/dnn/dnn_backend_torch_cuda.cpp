@@ -36,6 +36,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 extern "C" {
+#include "libavutil/csp.h"
 #include "libavutil/hwcontext.h"
 #include "libavutil/imgutils.h"
 #include "libavutil/mem.h"
@@ -372,25 +373,21 @@ typedef struct THYuvMatrix {
     int full;
 } THYuvMatrix;
 
-/* The frame's colour matrix and range, with swscale's defaults (BT.601, limited). */
+/*
+ * The frame's colour matrix (libavutil's luma coefficients) and range, with
+ * swscale's defaults: BT.601 where the frame names none or no Kr/Kb matrix
+ * (RGB, YCgCo), limited range.
+ */
 static THYuvMatrix th_yuv_matrix(const AVFrame *frame)
 {
-    THYuvMatrix m = { 0.299, 0.114, frame->color_range == AVCOL_RANGE_JPEG };
+    enum AVColorSpace csp = frame->colorspace;
+    const AVLumaCoefficients *c = NULL;
 
-    switch (frame->colorspace) {
-    case AVCOL_SPC_BT709:
-        m.kr = 0.2126;
-        m.kb = 0.0722;
-        break;
-    case AVCOL_SPC_BT2020_NCL:
-    case AVCOL_SPC_BT2020_CL:
-        m.kr = 0.2627;
-        m.kb = 0.0593;
-        break;
-    default:
-        break;
-    }
-    return m;
+    if (csp != AVCOL_SPC_RGB && csp != AVCOL_SPC_YCGCO)
+        c = av_csp_luma_coeffs_from_avcsp(csp);
+    if (!c)
+        c = av_csp_luma_coeffs_from_avcsp(AVCOL_SPC_SMPTE170M);
+    return { av_q2d(c->cr), av_q2d(c->cb), frame->color_range == AVCOL_RANGE_JPEG };
 }
 
 /*
