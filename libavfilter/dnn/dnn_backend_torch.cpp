@@ -66,11 +66,7 @@ extern "C" {
 }
 
 #include "dnn_backend_torch_aoti.h"
-
-#define TH_CUDA_FRAMES (CONFIG_LIBTORCH_CUDA && CONFIG_CUDA)
-#if TH_CUDA_FRAMES
 #include "dnn_backend_torch_cuda.h"
-#endif
 
 typedef struct THInferRequest {
     TaskItem *task;
@@ -84,9 +80,7 @@ typedef struct THInferRequest {
     torch::Tensor out_store; ///< grow-only float store for post-processing
     torch::Tensor out_stage; ///< grow-only uint8 store on the device
     torch::Tensor out_host;  ///< grow-only uint8 store, device -> frame
-#if TH_CUDA_FRAMES
     THCudaStage *cuda_stage; ///< CPU frames, model on CUDA: stream and buffers
-#endif
     int finish;              ///< output still on its way to the host
 } THInferRequest;
 
@@ -119,9 +113,7 @@ typedef struct THModel {
     int quit;
     int error;                  ///< first inference error; sticks
 
-#if TH_CUDA_FRAMES
     THCuda *cuda;               ///< set when the input link has CUDA frames
-#endif
     int cuda_channels;          ///< model channels for CUDA frames (3 or 1)
     torch::ScalarType dtype;    ///< what the model runs in (precision)
     int channels_last;          ///< weights and input in channels-last layout
@@ -391,13 +383,12 @@ static void th_planar_to_u8(const float *src, int channels, AVFrame *out)
 }
 
 /* Byte of model channel c in a pixel of a CPU frame, for each c (CUDA). */
-av_unused static void th_frame_bytes(int format, int channels, int *byte)
+static void th_frame_bytes(int format, int channels, int *byte)
 {
     for (int c = 0; c < channels; c++)
         byte[c] = th_frame_channel(format, c);
 }
 
-#if TH_CUDA_FRAMES
 /* A CPU frame for a model on CUDA: page-locked, on the request's stream. */
 static int th_fill_cuda_staged(THModel *th_model, THInferRequest *request, int channels)
 {
@@ -418,7 +409,6 @@ static int th_fill_cuda_staged(THModel *th_model, THInferRequest *request, int c
                                            request->input);
     });
 }
-#endif
 
 static int fill_model_input_th(THModel *th_model, THInferRequest *request)
 {
@@ -438,11 +428,9 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         th_fill_cpu(in, channels, x);
         return 0;
     }
-#if TH_CUDA_FRAMES
-    /* batches of CPU frames on CUDA: converted on the device, below */
-    if (device.is_cuda() && th_model->batch == 1)
+    /* batches of CPU frames on CUDA, or no CUDA unit: on the device, below */
+    if (TH_CUDA_FRAMES && device.is_cuda() && th_model->batch == 1)
         return th_fill_cuda_staged(th_model, request, channels);
-#endif
 
     src = th_frame_view(in, channels);
     if (!device.is_cpu()) {
@@ -464,7 +452,6 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     return 0;
 }
 
-#if TH_CUDA_FRAMES
 /* Start the copy of a staged request's output; th_finish_request() ends it. */
 static int th_download_staged(THInferRequest *request, const torch::Tensor &y, AVFrame *out)
 {
@@ -475,7 +462,6 @@ static int th_download_staged(THInferRequest *request, const torch::Tensor &y, A
     request->finish = ret >= 0;
     return ret;
 }
-#endif
 
 /* Give the output frame buffers of the model's output size when it differs. */
 static int th_resize_output_frame(THModel *th_model, AVFrame *out, int width, int height)
@@ -584,10 +570,8 @@ static int infer_completion_callback(THInferRequest *request)
     ret = th_resize_output_frame(th_model, out, width, height);
     if (ret < 0)
         return ret;
-#if TH_CUDA_FRAMES
     if (request->cuda_stage)        /* runs inside ff_dnn_th_cuda_stage_run() */
         return th_download_staged(request, y, out);
-#endif
 
     try {
         torch::NoGradGuard no_grad;
@@ -665,7 +649,6 @@ static int th_run_batch(THModel *th_model, THInferRequest *lead)
     return ret < 0 ? ret : th_split_batch(th_model, lead);
 }
 
-#if TH_CUDA_FRAMES
 /*
  * The CUDA frames of a batch as the lead's input: each frame converted by
  * its own request, then, for more than one, joined along N.
@@ -712,14 +695,12 @@ static int th_run_cuda(THModel *th_model, THInferRequest *lead)
         return ret;
     });
 }
-#endif
 
 /* Run a converted request: inference and writing the output frame. */
 static int th_run_request(THModel *th_model, THInferRequest *request)
 {
     int ret;
 
-#if TH_CUDA_FRAMES
     if (th_is_cuda_frame(request->task->in_frame))
         return th_run_cuda(th_model, request);
     if (request->cuda_stage)
@@ -727,7 +708,6 @@ static int th_run_request(THModel *th_model, THInferRequest *request)
             int err = th_start_inference(request);
             return err < 0 ? err : infer_completion_callback(request);
         });
-#endif
     ret = th_run_batch(th_model, request);
     for (size_t i = 0; i < request->batch.size() && !ret; i++)
         ret = infer_completion_callback(request->batch[i]);
@@ -737,14 +717,12 @@ static int th_run_request(THModel *th_model, THInferRequest *request)
 /* The last step of a request whose output is still on its way to the host. */
 static int th_finish_request(THInferRequest *request, int ret)
 {
-#if TH_CUDA_FRAMES
     if (request->finish) {
         int err = ff_dnn_th_cuda_stage_finish(request->cuda_stage, request->task->out_frame);
         request->finish = 0;
         if (ret >= 0)
             ret = err;
     }
-#endif
     return ret;
 }
 
@@ -929,11 +907,12 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     if (ret < 0)
         return ret;
     if (th_is_cuda_frame(task->in_frame)) {
-#if !TH_CUDA_FRAMES
-        av_log(th_model->ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built "
-               "with --enable-libtorch-cuda and CUDA\n");
-        return AVERROR(ENOSYS);
-#endif
+        /* converted where the request runs, by th_run_cuda() */
+        if (!TH_CUDA_FRAMES) {
+            av_log(th_model->ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built "
+                   "with --enable-libtorch-cuda and CUDA\n");
+            return AVERROR(ENOSYS);
+        }
     } else {
         try {
             torch::NoGradGuard no_grad;
@@ -1045,7 +1024,7 @@ static void th_layout_model(THModel *th_model)
 }
 
 /* The options name another device than the CUDA frames': say what parses. */
-av_unused static int th_device_mismatch(DnnContext *ctx, int index)
+static int th_device_mismatch(DnnContext *ctx, int index)
 {
     char opts[96] = "";
 
@@ -1072,7 +1051,6 @@ static int th_setup_cuda(THModel *th_model)
     if (!fctx || !fctx->nb_inputs || !fctx->inputs[0] ||
         fctx->inputs[0]->format != AV_PIX_FMT_CUDA)
         return 0;
-#if TH_CUDA_FRAMES
     int index = 0;
     int ret = ff_dnn_th_cuda_init(&th_model->cuda, ctx, fctx->inputs[0], &index);
     if (ret < 0)
@@ -1100,11 +1078,6 @@ static int th_setup_cuda(THModel *th_model)
         return th_error(ctx, "could not make the weights channels-last", e);
     }
     return 0;
-#else
-    av_log(ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built with "
-           "--enable-libtorch-cuda and CUDA; put hwdownload before the filter\n");
-    return AVERROR(ENOSYS);
-#endif
 }
 
 static int get_input_th(DNNModel *model, DNNData *input, const char *)
@@ -1180,17 +1153,14 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
                  fctx->inputs[0]->format : AV_PIX_FMT_RGB24;
     int ret;
 
-#if TH_CUDA_FRAMES
     if (th_model->cuda)
         format = ff_dnn_th_cuda_sw_format(th_model->cuda);
-#endif
     if (!th_format_channels(format))
         format = AV_PIX_FMT_RGB24;
 
     try {
         torch::Tensor y;
 
-#if TH_CUDA_FRAMES
         /* YUV CUDA frames: an RGB model, or else one for the Y plane */
         if (th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda)) {
             try {
@@ -1201,7 +1171,6 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
                 channels = th_model->cuda_channels = 1;
             }
         }
-#endif
         if (!y.defined())
             y = th_probe(th_model, channels, input_width, input_height);
         ret = th_check_output(th_model->ctx, y, format,
@@ -1254,13 +1223,8 @@ static int th_check_cuda(DnnContext *ctx, const char *label, int index)
 
     if (!count) {
         av_log(ctx, AV_LOG_ERROR, "device %s asked for, but LibTorch finds no "
-               "CUDA device%s\n", label,
-#if CONFIG_LIBTORCH_CUDA
-               ""
-#else
-               " (FFmpeg was built without --enable-libtorch-cuda)"
-#endif
-               );
+               "CUDA device%s\n", label, CONFIG_LIBTORCH_CUDA ? "" :
+               " (FFmpeg was built without --enable-libtorch-cuda)");
         return AVERROR(ENODEV);
     }
     if (index >= count) {
@@ -1324,9 +1288,7 @@ static int th_parse_device(DnnContext *ctx, THModel *th_model)
 static void th_free_requests(THModel *th_model)
 {
     for (int i = 0; i < th_model->nb_requests; i++) {
-#if TH_CUDA_FRAMES
         ff_dnn_th_cuda_stage_free(&th_model->requests[i]->cuda_stage);
-#endif
         delete th_model->requests[i];
     }
     av_freep(&th_model->requests);
@@ -1367,9 +1329,7 @@ static void dnn_free_model_th(DNNModel **model)
     ff_queue_destroy(th_model->task_queue);
     ff_safe_queue_destroy(th_model->request_queue);
     th_free_requests(th_model);
-#if TH_CUDA_FRAMES
     ff_dnn_th_cuda_uninit(&th_model->cuda);
-#endif
 
     try {
         delete th_model->jit_model;

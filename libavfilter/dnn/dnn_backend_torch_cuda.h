@@ -22,6 +22,11 @@
  * @file
  * The CUDA unit of the torch backend, a C++ interface used only by
  * dnn_backend_torch.cpp.  The CPU path never enters it.
+ *
+ * Built without CUDA frames (TH_CUDA_FRAMES is 0), the unit is replaced by
+ * the inline stubs at the end of this file: the backend calls it the same
+ * way, no THCuda or THCudaStage is ever made, and a call that would need
+ * one fails with AVERROR(ENOSYS).
  */
 
 #ifndef AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H
@@ -30,11 +35,18 @@
 #include <functional>
 #include <torch/script.h>
 
+#include "config.h"
+
 extern "C" {
+#include "libavutil/error.h"
 #include "libavutil/frame.h"
+#include "libavutil/log.h"
 #include "libavutil/pixfmt.h"
 #include "../avfilter.h"
 }
+
+/** CUDA frames and CUDA staging need LibTorch's CUDA libraries and FFmpeg's CUDA. */
+#define TH_CUDA_FRAMES (CONFIG_LIBTORCH_CUDA && CONFIG_CUDA)
 
 typedef struct THCuda THCuda;
 typedef struct THCudaStage THCudaStage;
@@ -44,6 +56,8 @@ struct THInputSpec {
     torch::ScalarType dtype;
     bool channels_last;
 };
+
+#if TH_CUDA_FRAMES
 
 /**
  * Prepare zero-copy processing of the CUDA frames of a link.
@@ -115,5 +129,80 @@ int ff_dnn_th_cuda_stage_download(THCudaStage *stage, const torch::Tensor &outpu
 
 /** Wait for the stage's stream, then copy the bytes into plane 0 of out. */
 int ff_dnn_th_cuda_stage_finish(THCudaStage *stage, AVFrame *out);
+
+#else /* !TH_CUDA_FRAMES */
+
+static inline int ff_dnn_th_cuda_init(THCuda **, void *log_ctx, const AVFilterLink *,
+                                      int *)
+{
+    av_log(log_ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built with "
+           "--enable-libtorch-cuda and CUDA; put hwdownload before the filter\n");
+    return AVERROR(ENOSYS);
+}
+
+static inline void ff_dnn_th_cuda_uninit(THCuda **)
+{
+}
+
+static inline enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *)
+{
+    return AV_PIX_FMT_NONE;
+}
+
+static inline int ff_dnn_th_cuda_run(THCuda *, const std::function<int()> &)
+{
+    return AVERROR(ENOSYS);
+}
+
+static inline int ff_dnn_th_cuda_is_yuv(const THCuda *)
+{
+    return 0;
+}
+
+static inline int ff_dnn_th_cuda_frame_to_tensor(THCuda *, const AVFrame *, int,
+                                                 const THInputSpec &, torch::Tensor &,
+                                                 torch::Tensor &)
+{
+    return AVERROR(ENOSYS);
+}
+
+static inline int ff_dnn_th_cuda_tensor_to_frame(THCuda *, const torch::Tensor &,
+                                                 const AVFrame *, AVFrame *)
+{
+    return AVERROR(ENOSYS);
+}
+
+static inline int ff_dnn_th_cuda_stage_alloc(THCudaStage **, void *, int)
+{
+    return AVERROR(ENOSYS);
+}
+
+static inline void ff_dnn_th_cuda_stage_free(THCudaStage **)
+{
+}
+
+static inline int ff_dnn_th_cuda_stage_run(THCudaStage *, const std::function<int()> &)
+{
+    return AVERROR(ENOSYS);
+}
+
+static inline int ff_dnn_th_cuda_stage_upload(THCudaStage *, const AVFrame *, int,
+                                              const int *, torch::Tensor &)
+{
+    return AVERROR(ENOSYS);
+}
+
+static inline int ff_dnn_th_cuda_stage_download(THCudaStage *, const torch::Tensor &,
+                                                const int *, AVFrame *)
+{
+    return AVERROR(ENOSYS);
+}
+
+static inline int ff_dnn_th_cuda_stage_finish(THCudaStage *, AVFrame *)
+{
+    return AVERROR(ENOSYS);
+}
+
+#endif /* TH_CUDA_FRAMES */
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H */
