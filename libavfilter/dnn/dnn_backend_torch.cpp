@@ -177,18 +177,15 @@ static c10::Device th_device(const THModel *th_model)
     return c10::Device(th_model->device_type, th_model->device_index);
 }
 
-/* Channels a frame of this format gives the model (0: not supported). */
+/*
+ * Channels a CPU frame of this format gives the model (0: not supported);
+ * CUDA frames: ff_dnn_th_cuda_sw_formats and cuda_channels.
+ */
 static int th_format_channels(int format)
 {
     switch (format) {
     case AV_PIX_FMT_RGB24:
     case AV_PIX_FMT_BGR24:
-    case AV_PIX_FMT_RGB0:   /* these only as sw_format of CUDA frames */
-    case AV_PIX_FMT_BGR0:
-    case AV_PIX_FMT_0RGB:
-    case AV_PIX_FMT_0BGR:
-    case AV_PIX_FMT_RGBA:
-    case AV_PIX_FMT_BGRA:
         return 3;
     case AV_PIX_FMT_GRAY8:
     case AV_PIX_FMT_GRAYF32:
@@ -1155,7 +1152,7 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
 
     if (th_model->cuda)
         format = ff_dnn_th_cuda_sw_format(th_model->cuda);
-    if (!th_format_channels(format))
+    else if (!th_format_channels(format))
         format = AV_PIX_FMT_RGB24;
 
     try {
@@ -1675,11 +1672,12 @@ static int dnn_flush_th(const DNNModel *model)
 }
 
 extern const DNNModule ff_dnn_backend_torch = {
-    .clazz          = DNN_DEFINE_CLASS(dnn_th),
-    .type           = DNN_TH,
-    .load_model     = dnn_load_model_th,
-    .execute_model  = dnn_execute_model_th,
-    .get_result     = dnn_get_result_th,
-    .flush          = dnn_flush_th,
-    .free_model     = dnn_free_model_th,
+    .clazz           = DNN_DEFINE_CLASS(dnn_th),
+    .type            = DNN_TH,
+    .load_model      = dnn_load_model_th,
+    .execute_model   = dnn_execute_model_th,
+    .get_result      = dnn_get_result_th,
+    .flush           = dnn_flush_th,
+    .free_model      = dnn_free_model_th,
+    .cuda_sw_formats = ff_dnn_th_cuda_sw_formats,
 };

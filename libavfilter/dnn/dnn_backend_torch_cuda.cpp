@@ -70,7 +70,7 @@ struct THCuda {
     int bpp;                ///< bytes per pixel
     int rgb[3];             ///< byte of R, G and B in a pixel
     int pad;                ///< padding byte, or -1
-    int yuv;                ///< planar/semi-planar YUV: nv12, p010, yuv420p, yuv444p
+    int yuv;                ///< planar or semi-planar YUV (not RGB)
     int depth;              ///< bits per YUV sample (8 or 10)
     int sub;                ///< log2 of chroma subsampling (both directions)
     int interleaved;        ///< chroma as UV pairs in plane 1
@@ -123,54 +123,45 @@ private:
     c10::cuda::CUDAStream prev;
 };
 
+const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[] = {
+    AV_PIX_FMT_RGB24, AV_PIX_FMT_BGR24, AV_PIX_FMT_RGB0, AV_PIX_FMT_BGR0,
+    AV_PIX_FMT_0RGB, AV_PIX_FMT_0BGR, AV_PIX_FMT_RGBA, AV_PIX_FMT_BGRA,
+    AV_PIX_FMT_NV12, AV_PIX_FMT_P010, AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUV444P,
+    AV_PIX_FMT_NONE
+};
+
+/*
+ * Where the samples of a listed sw_format are, from its descriptor: the
+ * bytes of R, G and B in a packed pixel, and for 4-byte pixels the other
+ * one (padding or alpha, written as 255); the YUV formats subsample chroma
+ * alike in both directions.
+ */
 static int th_cuda_layout(THCuda *cuda)
 {
-    static const struct {
-        enum AVPixelFormat fmt;
-        int bpp, r, g, b, pad;
-    } layouts[] = {
-        { AV_PIX_FMT_RGB24, 3, 0, 1, 2, -1 },
-        { AV_PIX_FMT_BGR24, 3, 2, 1, 0, -1 },
-        { AV_PIX_FMT_RGB0,  4, 0, 1, 2,  3 },
-        { AV_PIX_FMT_BGR0,  4, 2, 1, 0,  3 },
-        { AV_PIX_FMT_0RGB,  4, 1, 2, 3,  0 },
-        { AV_PIX_FMT_0BGR,  4, 3, 2, 1,  0 },
-        { AV_PIX_FMT_RGBA,  4, 0, 1, 2,  3 },   /* alpha written opaque */
-        { AV_PIX_FMT_BGRA,  4, 2, 1, 0,  3 },
-    };
+    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(cuda->sw_format);
+    int i;
 
-    static const struct {
-        enum AVPixelFormat fmt;
-        int depth, sub, interleaved;
-    } yuv[] = {
-        { AV_PIX_FMT_NV12,     8, 1, 1 },
-        { AV_PIX_FMT_P010,    10, 1, 1 },
-        { AV_PIX_FMT_YUV420P,  8, 1, 0 },
-        { AV_PIX_FMT_YUV444P,  8, 0, 0 },
-    };
-
-    for (size_t i = 0; i < FF_ARRAY_ELEMS(yuv); i++) {
-        if (yuv[i].fmt != cuda->sw_format)
-            continue;
+    for (i = 0; ff_dnn_th_cuda_sw_formats[i] != AV_PIX_FMT_NONE; i++)
+        if (ff_dnn_th_cuda_sw_formats[i] == cuda->sw_format)
+            break;
+    if (ff_dnn_th_cuda_sw_formats[i] == AV_PIX_FMT_NONE) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA frames of sw_format %s are not "
+               "supported by the torch backend\n", av_get_pix_fmt_name(cuda->sw_format));
+        return AVERROR(ENOSYS);
+    }
+    if (!(desc->flags & AV_PIX_FMT_FLAG_RGB)) {
         cuda->yuv         = 1;
-        cuda->depth       = yuv[i].depth;
-        cuda->sub         = yuv[i].sub;
-        cuda->interleaved = yuv[i].interleaved;
+        cuda->depth       = desc->comp[0].depth;
+        cuda->sub         = desc->log2_chroma_w;
+        cuda->interleaved = desc->comp[1].plane == desc->comp[2].plane;
         return 0;
     }
-    for (size_t i = 0; i < FF_ARRAY_ELEMS(layouts); i++) {
-        if (layouts[i].fmt != cuda->sw_format)
-            continue;
-        cuda->bpp    = layouts[i].bpp;
-        cuda->rgb[0] = layouts[i].r;
-        cuda->rgb[1] = layouts[i].g;
-        cuda->rgb[2] = layouts[i].b;
-        cuda->pad    = layouts[i].pad;
-        return 0;
-    }
-    av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA frames of sw_format %s are not "
-           "supported by the torch backend\n", av_get_pix_fmt_name(cuda->sw_format));
-    return AVERROR(ENOSYS);
+    cuda->bpp = desc->comp[0].step;
+    for (int c = 0; c < 3; c++)
+        cuda->rgb[c] = desc->comp[c].offset;
+    /* of bytes 0 to 3 (sum 6), the one that is not R, G or B */
+    cuda->pad = cuda->bpp == 4 ? 6 - cuda->rgb[0] - cuda->rgb[1] - cuda->rgb[2] : -1;
+    return 0;
 }
 
 int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlink,

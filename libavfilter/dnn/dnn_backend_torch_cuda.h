@@ -60,6 +60,14 @@ struct THInputSpec {
 #if TH_CUDA_FRAMES
 
 /**
+ * The sw_formats of the CUDA frames the unit takes in place, the one list
+ * of them: packed RGB (the padding or alpha byte of 4-byte pixels written
+ * as 255) and the YUV formats NVDEC decodes to; AV_PIX_FMT_NONE-terminated.
+ * The backend gives it as its DNNModule.cuda_sw_formats.
+ */
+extern const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[];
+
+/**
  * Prepare zero-copy processing of the CUDA frames of a link.
  *
  * @param device_index set to the CUDA device of the frames
@@ -81,8 +89,8 @@ enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda);
  */
 int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work);
 
-/** 1 for YUV frames (nv12, p010, yuv420p, yuv444p), whose models may
- *  take 3 channels (RGB, converted on the GPU) or 1 (the Y plane). */
+/** 1 for YUV frames (not RGB), whose models may take 3 channels (RGB,
+ *  converted on the GPU) or 1 (the Y plane). */
 int ff_dnn_th_cuda_is_yuv(const THCuda *cuda);
 
 /**
@@ -131,6 +139,8 @@ int ff_dnn_th_cuda_stage_download(THCudaStage *stage, const torch::Tensor &outpu
 int ff_dnn_th_cuda_stage_finish(THCudaStage *stage, AVFrame *out);
 
 #else /* !TH_CUDA_FRAMES */
+
+static const enum AVPixelFormat *const ff_dnn_th_cuda_sw_formats = NULL;
 
 static inline int ff_dnn_th_cuda_init(THCuda **, void *log_ctx, const AVFilterLink *,
                                       int *)
