@@ -54,6 +54,8 @@ apply_patch() {
     name=$1; shift
     file=$(base_patch "$name")
     [ -f "$file" ] || die "$list: no patches/$name"
+    [ "$(head -c 6 "$file")" = "--- a/" ] ||
+        die "${file#$top/}: text before its hunks (its message belongs in $list)"
     [ $# -gt 0 ] || set -- $(patch_paths "$name")
     inc=
     for p in "$@"; do

@@ -1,12 +1,13 @@
 """Run a command that must fail cleanly: exit status > 0 and a message.
 
-    python3 expect_error.py [--one-line] REGEX COMMAND [ARG...]
+    python3 expect_error.py [--one-line] [--not-status N] REGEX COMMAND [ARG...]
 
 Passes (exit 0, one line on stdout) when COMMAND exits with a status above
 0, was killed by no signal (Python reports a signal as a negative status)
 and REGEX matches its stderr (re.search, '.' matching newlines too).
 With --one-line, REGEX must match within one line of stderr and no line
 may be part of a TorchScript traceback (those belong to the verbose level).
+With --not-status N, status N fails too (valgrind's --error-exitcode).
 Otherwise prints what went wrong and the command's stderr, and exits 1.
 """
 
@@ -30,6 +31,9 @@ def main():
     one_line = args[:1] == ["--one-line"]
     if one_line:
         args = args[1:]
+    not_status = None
+    if args[:1] == ["--not-status"] and len(args) > 1:
+        not_status, args = int(args[1]), args[2:]
     if len(args) < 2:
         raise SystemExit(__doc__)
     regex, cmd = args[0], args[1:]
@@ -42,6 +46,8 @@ def main():
         problems.append("killed by signal %d" % -rc)
     elif rc == 0:
         problems.append("exit status 0, expected a failure")
+    elif rc == not_status:
+        problems.append("exit status %d (--not-status)" % rc)
     if not re.search(regex, err, re.S):
         problems.append("stderr does not match /%s/" % regex)
     elif one_line:

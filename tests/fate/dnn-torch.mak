@@ -580,13 +580,21 @@ dnn-torch-testlist:
 	@printf '%s\n' $(FATE_DNN_TORCH) > tests/data/fate-dnn-torch.list
 
 # Leak check under valgrind (make check-valgrind; slow, so not in
-# fate-dnn-torch nor in a plain "make fate"): a few tiny frames through the
-# conv model, sync and async; no memory definitely lost through
-# libavfilter/dnn/.  Needs valgrind and the unstripped ffmpeg_g.
+# fate-dnn-torch nor in a plain "make fate"): memcheck as FFmpeg's
+# --toolchain=valgrind-memcheck runs it, with FFmpeg's suppressions and
+# ours (tests/dnn/valgrind.supp), on a few tiny frames: any memory error or
+# block definitely lost fails (valgrind exits with status 101).  The log
+# is left in tests/data/fate/TEST.vglog.  Needs valgrind and ffmpeg_g.
+DNNT_VG = valgrind --leak-check=full --show-leak-kinds=definite \
+    --errors-for-leak-kinds=definite --error-exitcode=101 --num-callers=40 \
+    --suppressions=$(SRC_PATH)/tests/fate-valgrind.supp \
+    --suppressions=$(SRC_PATH)/tests/dnn/valgrind.supp \
+    --log-file=tests/data/fate/$(@:fate-%=%).vglog
+DNNT_VG_FFMPEG = $(DNNT_VG) $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) \
+    -nostdin -hide_banner -v error
+
 define DNNT_VALGRIND
-fate-dnn-torch-valgrind-$(1): CMD = $(DNNT_PY)/valgrind_leaks.py \
-    tests/data/fate/dnn-torch-valgrind-$(1).vglog \
-    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+fate-dnn-torch-valgrind-$(1): CMD = $$(DNNT_VG_FFMPEG) \
     -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 4 \
     -vf format=rgb24,$(DNNT_OPT)/conv.pt$(2) -f null -
 fate-dnn-torch-valgrind-$(1): CMP = null
@@ -596,11 +604,11 @@ $(eval $(call DNNT_VALGRIND,sync,:async=0))
 $(eval $(call DNNT_VALGRIND,async,:async=1:nireq=2))
 
 # A forward that raises mid-stream with four requests side by side: ffmpeg
-# fails (status > 0, no signal) and the teardown loses nothing.
+# fails (status > 0, no signal, not valgrind's 101) and the teardown loses
+# nothing.
 fate-dnn-torch-valgrind-raise-mid: $(DNNT)/white-mid-rgb24.in
-fate-dnn-torch-valgrind-raise-mid: CMD = $(DNNT_PY)/valgrind_leaks.py --fails \
-    tests/data/fate/dnn-torch-valgrind-raise-mid.vglog \
-    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+fate-dnn-torch-valgrind-raise-mid: CMD = $(DNNT_PY)/expect_error.py --not-status 101 \
+    "raise_white: an all-white frame" $(DNNT_VG_FFMPEG) \
     -f rawvideo -pix_fmt rgb24 -s 32x24 -i $(TARGET_PATH)/$(DNNT)/white-mid-rgb24.in \
     -vf format=rgb24,$(DNNT_OPT)/raise_white.pt:async=1:nireq=4 -f null -
 fate-dnn-torch-valgrind-raise-mid: CMP = null
@@ -609,9 +617,7 @@ FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-raise-mid
 # The output ends after 3 of 20 frames while four requests run side by
 # side (as when the user stops ffmpeg early): the graph is freed with
 # forwards in flight, every worker joined, nothing lost.
-fate-dnn-torch-valgrind-stop-early: CMD = $(DNNT_PY)/valgrind_leaks.py \
-    tests/data/fate/dnn-torch-valgrind-stop-early.vglog \
-    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+fate-dnn-torch-valgrind-stop-early: CMD = $(DNNT_VG_FFMPEG) \
     -f lavfi -i testsrc2=s=32x24:r=5:d=4 \
     -vf format=rgb24,$(DNNT_OPT)/conv.pt:async=1:nireq=4 -frames:v 3 -f null -
 fate-dnn-torch-valgrind-stop-early: CMP = null
@@ -620,19 +626,15 @@ FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-stop-early
 # Batches of 3 on one graph whose frames change size twice: partly filled
 # batches go at each change and at the end.
 fate-dnn-torch-valgrind-batch: $(DNNT)/resize/stamp
-fate-dnn-torch-valgrind-batch: CMD = $(DNNT_PY)/valgrind_leaks.py \
-    tests/data/fate/dnn-torch-valgrind-batch.vglog \
-    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+fate-dnn-torch-valgrind-batch: CMD = $(DNNT_VG_FFMPEG) \
     $(DNNT_RESIZE_inline):async=1:nireq=6:batch_size=3 -f null -
 fate-dnn-torch-valgrind-batch: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-batch
 
 # The API example, async, two sizes: the first graph is drained and freed
-# at the size change, the second at the end.  Nothing at all may be
-# definitely lost (--all): the filter's options included.
+# at the size change, the second at the end, the filter's options included.
 fate-dnn-torch-valgrind-api: $(DNNT_API_G) $(DNNT)/api-a.in $(DNNT)/api-b.in
-fate-dnn-torch-valgrind-api: CMD = $(DNNT_PY)/valgrind_leaks.py --all \
-    tests/data/fate/dnn-torch-valgrind-api.vglog $(TARGET_PATH)/$(DNNT_API_G) \
+fate-dnn-torch-valgrind-api: CMD = $(DNNT_VG) $(TARGET_PATH)/$(DNNT_API_G) \
     -o async=1 -o nireq=2 $(TARGET_PATH)/$(DNNT)/conv.pt - $(DNNT_API_IN)
 fate-dnn-torch-valgrind-api: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-api
@@ -641,9 +643,7 @@ FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-api
 # graph at each change (with requests in flight until the drain), and the
 # last one at the end.
 fate-dnn-torch-valgrind-reinit: $(DNNT)/resize/stamp
-fate-dnn-torch-valgrind-reinit: CMD = $(DNNT_PY)/valgrind_leaks.py \
-    tests/data/fate/dnn-torch-valgrind-reinit.vglog \
-    $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) -nostdin -hide_banner -v error \
+fate-dnn-torch-valgrind-reinit: CMD = $(DNNT_VG_FFMPEG) \
     $(DNNT_RESIZE_reinit):async=1:nireq=2 -f null -
 fate-dnn-torch-valgrind-reinit: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-reinit
