@@ -70,8 +70,35 @@ apply_patch() {
 copy_file() {
     [ -f "$top/$1" ] || die "$list: no file $1"
     mkdir -p "$(dirname "$work/$1")"
-    cp "$top/$1" "$work/$1"
+    if [ -f "$stage/$1" ]; then cp "$stage/$1" "$work/$1"; else cp "$top/$1" "$work/$1"; fi
     echo "file $1" >> "$used"
+}
+
+# A step: a later commit that changes our files (tools/series-steps/NAME.diff).
+apply_step() {
+    git -C "$work" apply "$top/tools/series-steps/$1.diff" ||
+        die "tools/series-steps/$1.diff does not apply where $list puts it"
+    echo "step $1" >> "$used"
+}
+
+# Our files as the series first adds them: the files as they are, with the
+# steps that the series makes later taken back, the last one first.  A step
+# that no longer takes back is to be made again from the earlier state of
+# its files (see tools/series.txt).
+stage_files() {
+    rm -rf "$stage"
+    git init -q "$stage"
+    for s in $(sed -n 's/^Step: *//p' "$list" | sed -n '1!G;h;$p'); do
+        diff=$top/tools/series-steps/$s.diff
+        [ -f "$diff" ] || die "$list: no tools/series-steps/$s.diff"
+        for f in $(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$diff"); do
+            [ -f "$stage/$f" ] && continue
+            mkdir -p "$(dirname "$stage/$f")"
+            cp "$top/$f" "$stage/$f"
+        done
+        git -C "$stage" apply -R "$diff" ||
+            die "tools/series-steps/$s.diff no longer takes back from our files"
+    done
 }
 
 commit() {
@@ -90,6 +117,8 @@ for_base() {
     esac
 }
 
+stage=$work.stage
+stage_files
 state=none subject=
 while IFS= read -r line; do
     for_base "$line" || continue
@@ -101,6 +130,7 @@ while IFS= read -r line; do
         state=head ;;
     head:Patch:\ *) apply_patch ${line#Patch: } ;;
     head:File:\ *)  copy_file ${line#File: } ;;
+    head:Step:\ *)  apply_step ${line#Step: } ;;
     head:)          state=body ;;
     body:---)       commit; state=none ;;
     body:*)         printf '%s\n' "$line" >> "$msg" ;;
@@ -124,6 +154,9 @@ cd "$top"
 git ls-files --cached --others --exclude-standard -- \
     libavfilter libavutil libavcodec libavformat tests doc/examples |
     sed 's/^/file /' >> "$work.want"
+for f in tools/series-steps/*.diff; do
+    [ -f "$f" ] && basename "$f" .diff | sed 's/^/step /'
+done >> "$work.want"
 sort "$work.want" > "$work.want.s"
 sort "$used" > "$work.used.s"
 if ! cmp -s "$work.want.s" "$work.used.s"; then
@@ -131,11 +164,11 @@ if ! cmp -s "$work.want.s" "$work.used.s"; then
         -e 's/^> /  not ours or used twice: /p' >&2
     die "tools/series.txt does not cover patches/series and our files once each"
 fi
-awk '{ print $NF }' "$work.want.s" | sort -u | while read -r f; do
+awk '$1 != "step" { print $NF }' "$work.want.s" | sort -u | while read -r f; do
     cmp -s "$work/$f" "$tree/$f" ||
         die "$f differs from the prepared tree (make prepare, or fix tools/series.txt)"
 done
-rm -f "$used" "$msg" "$work.want" "$work.want.s" "$work.used.s"
+rm -rf "$used" "$msg" "$work.want" "$work.want.s" "$work.used.s" "$stage"
 
 git -C "$work" format-patch -q --no-signature --cover-letter -o "$out" base..HEAD
 "$top/tools/cover-letter.sh" "$out/0000-cover-letter.patch" ||
