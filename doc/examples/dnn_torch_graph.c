@@ -323,6 +323,25 @@ static void usage(const char *prog)
             "building a new one\n", prog);
 }
 
+/* Read the options and the model into s; the index of OUTPUT, or -1. */
+static int parse_args(int argc, char **argv, Settings *s)
+{
+    int i;
+
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "-k"))
+            s->keep_graph = 1;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc && s->nb_options < MAX_OPTIONS)
+            s->options[s->nb_options++] = argv[++i];
+        else
+            return -1;
+    }
+    if (argc - i < 4 || (argc - i) % 2)
+        return -1;
+    s->model = argv[i];
+    return i + 1;
+}
+
 int main(int argc, char **argv)
 {
     Settings s = { 0 };
@@ -330,35 +349,23 @@ int main(int argc, char **argv)
     AVFrame *frame = NULL;
     Output o = { 0 };
     int64_t pts = 0;
-    int ret = 0, i;
+    int ret = 0, i = parse_args(argc, argv, &s);
 
-    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "-k")) {
-            s.keep_graph = 1;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc &&
-                   s.nb_options < MAX_OPTIONS) {
-            s.options[s.nb_options++] = argv[++i];
-        } else {
-            usage(argv[0]);
-            return 1;
-        }
-    }
-    if (argc - i < 4 || (argc - i) % 2) {
+    if (i < 0) {
         usage(argv[0]);
         return 1;
     }
-    s.model = argv[i];
 
-    o.file = strcmp(argv[i + 1], "-") ? fopen(argv[i + 1], "wb") : stdout;
+    o.file = strcmp(argv[i], "-") ? fopen(argv[i], "wb") : stdout;
     frame  = av_frame_alloc();
     if (!o.file || !frame) {
         ret = o.file ? AVERROR(ENOMEM) : AVERROR(errno);
-        fprintf(stderr, "cannot open %s\n", argv[i + 1]);
+        fprintf(stderr, "cannot open %s\n", argv[i]);
         report("fopen", ret);
         goto end;
     }
 
-    for (i += 2; i < argc; i += 2) {
+    for (i++; i < argc; i += 2) {
         int width, height;
 
         if (sscanf(argv[i + 1], "%dx%d", &width, &height) != 2 ||
