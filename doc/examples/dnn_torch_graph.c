@@ -122,6 +122,41 @@ static int set_options(AVFilterContext *dnn, const Settings *s)
     return 0;
 }
 
+/* Allocate dnn_processing, set its options, then initialize: init loads the model. */
+static int dnn_create(Graph *g, const Settings *s, AVFilterContext **dnn)
+{
+    int ret;
+
+    *dnn = avfilter_graph_alloc_filter(g->graph, avfilter_get_by_name("dnn_processing"),
+                                       "dnn");
+    if (!*dnn) {
+        fprintf(stderr, "this build has no dnn_processing filter\n");
+        return AVERROR_FILTER_NOT_FOUND;
+    }
+    if ((ret = set_options(*dnn, s)) < 0)
+        return ret;
+    ret = avfilter_init_str(*dnn, NULL);
+    if (ret < 0)
+        report("avfilter_init_str(dnn_processing)", ret);
+    return ret;
+}
+
+static int sink_create(Graph *g)
+{
+    int ret;
+
+    g->sink = avfilter_graph_alloc_filter(g->graph, avfilter_get_by_name("buffersink"),
+                                          "out");
+    if (!g->sink)
+        return AVERROR(ENOMEM);
+    ret = av_opt_set(g->sink, "pixel_formats", "rgb24", AV_OPT_SEARCH_CHILDREN);
+    if (ret >= 0)
+        ret = avfilter_init_str(g->sink, NULL);
+    if (ret < 0)
+        report("setting up the buffer sink", ret);
+    return ret;
+}
+
 static int graph_init(Graph *g, const Settings *s, int width, int height)
 {
     AVFilterContext *dnn;
@@ -146,35 +181,8 @@ static int graph_init(Graph *g, const Settings *s, int width, int height)
         return ret;
     }
 
-    /* allocate, set the options, then initialize: init loads the model */
-    dnn = avfilter_graph_alloc_filter(g->graph,
-                                      avfilter_get_by_name("dnn_processing"),
-                                      "dnn");
-    if (!dnn) {
-        fprintf(stderr, "this build has no dnn_processing filter\n");
-        return AVERROR_FILTER_NOT_FOUND;
-    }
-    if ((ret = set_options(dnn, s)) < 0)
+    if ((ret = dnn_create(g, s, &dnn)) < 0 || (ret = sink_create(g)) < 0)
         return ret;
-    ret = avfilter_init_str(dnn, NULL);
-    if (ret < 0) {
-        report("avfilter_init_str(dnn_processing)", ret);
-        return ret;
-    }
-
-    g->sink = avfilter_graph_alloc_filter(g->graph,
-                                          avfilter_get_by_name("buffersink"),
-                                          "out");
-    if (!g->sink)
-        return AVERROR(ENOMEM);
-    ret = av_opt_set(g->sink, "pixel_formats", "rgb24", AV_OPT_SEARCH_CHILDREN);
-    if (ret >= 0)
-        ret = avfilter_init_str(g->sink, NULL);
-    if (ret < 0) {
-        report("setting up the buffer sink", ret);
-        return ret;
-    }
-
     if ((ret = avfilter_link(g->src, 0, dnn, 0)) < 0 ||
         (ret = avfilter_link(dnn, 0, g->sink, 0)) < 0) {
         report("avfilter_link", ret);

@@ -150,6 +150,13 @@ static void report(double fwd, double frm, int ow, int oh, const Extra &ex)
     std::fflush(stdout);
 }
 
+/* hold: keep the model loaded until a line (or the end) on stdin. */
+static void wait_for_stdin()
+{
+    std::string line;
+    std::getline(std::cin, line);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 7) {
@@ -205,9 +212,7 @@ int main(int argc, char **argv)
         std::cerr << "th_limit: " << (ce ? ce->what_without_backtrace() : e.what()) << "\n";
         return 1;
     }
-    if (ex.hold) {
-        std::string line;
-        std::getline(std::cin, line);
-    }
+    if (ex.hold)
+        wait_for_stdin();
     return 0;
 }
