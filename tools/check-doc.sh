@@ -6,20 +6,20 @@
 # does not give (line numbers aside), fails.
 #
 # usage: check-doc.sh PRISTINE PATCHED   (two FFmpeg source trees)
-# Without makeinfo it installs Debian's texinfo as root; where it cannot,
-# it says so and exits 0.
+# Without makeinfo it installs Debian's texinfo (tools/apt-install.sh);
+# where it cannot, it says so and exits 0.
 
 pristine=$1 patched=$2
 doc=doc/ffmpeg-filters.texi
 
 [ -f "$pristine/$doc" ] && [ -f "$patched/$doc" ] ||
     { echo "check-doc: usage: check-doc.sh PRISTINE PATCHED" >&2; exit 1; }
-# as ./configure does for its tools: as root, Debian's texinfo when missing
-if ! command -v makeinfo >/dev/null 2>&1 && [ "$(id -u)" = 0 ] &&
-   command -v apt-get >/dev/null 2>&1; then
-    echo "   installing texinfo from Debian (makeinfo)"
-    { apt-get -qq update && apt-get -qq install -y --no-install-recommends texinfo; } \
-        >/dev/null 2>&1 || true
+# as ./configure does for its tools (offline when it was given --deps-dir)
+top=$(cd "$(dirname "$0")/.." && pwd)
+if ! command -v makeinfo >/dev/null 2>&1; then
+    OFFLINE=$(grep -q '^CONFIGURE_ARGS = .*--deps-dir' "$top/build/config.mk" 2>/dev/null &&
+              echo 1) "$top/tools/apt-install.sh" "$top/build/apt-install-texinfo.log" \
+        texinfo | sed 's/^/   /'
 fi
 if ! command -v makeinfo >/dev/null 2>&1; then
     echo "   SKIP: makeinfo not found (install texinfo); $doc not checked"
