@@ -19,7 +19,8 @@ so the source is not the bottleneck; its own rate is measured and shown.
 
 Environment: BENCH_SECONDS (5 on the CPU, 3 with a GPU), BENCH_RUNS (3),
 BENCH_GPU (auto|yes|no), BENCH_ONLY (a regular expression on scenario names;
---list prints the names it selects, GPU ones included, and runs nothing).
+--list prints the names it selects, GPU ones included, and runs nothing),
+BENCH_HEAP (1; 0 skips the heap counts, for quicker runs of the rates alone).
 Nothing is asserted: the numbers are reported in results.{json,md,png}.
 """
 
@@ -343,7 +344,7 @@ def summarize(runs, counted, sc, args):
             res[key] = pick(vals)
     if rates:
         res.update(fps=statistics.median(rates), min=min(rates), max=max(rates))
-    if rates and sc.heap:
+    if rates and sc.heap and args.heap:
         n1 = max(5, int(res["fps"] * args.seconds / 4))
         res["heap"], last = heap_per_frame(sc, n1, args, counted)
         if last and last.get("gpu_mib"):
@@ -615,6 +616,7 @@ def main():
     gpu = cuda_ok(python)
     args.seconds = float(os.environ.get("BENCH_SECONDS", 3 if gpu else 5))
     args.runs = int(os.environ.get("BENCH_RUNS", 3))
+    args.heap = os.environ.get("BENCH_HEAP", "1") != "0"
     args.timeout = 60 + 4 * args.seconds
     args.alloc = os.path.abspath(args.alloc)
     if args.master and not os.access(args.master, os.X_OK):

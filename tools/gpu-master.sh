@@ -6,12 +6,14 @@
 #                              git am to a fresh master tree (as make check
 #                              does) and write that source as
 #                              build/deps/ffmpeg-master-series.tar.xz
+#   tools/gpu-master.sh build  there: only the build step of run, below
 #   tools/gpu-master.sh run    there (no git, quilt or network needed), in
 #                              the tree with build/deps carried: ./configure
 #                              against that machine's LibTorch unless
 #                              build/config.mk is there, build that source
 #                              with its flags (--enable-libtorch-cuda with a
-#                              CUDA LibTorch) in build/master-series, run the
+#                              CUDA LibTorch) in build/master-series unless
+#                              its ffmpeg is newer than that source, run the
 #                              suite's groups GROUPS [rgb] on its ffmpeg
 #
 #   tools/gpu-master.sh bench  there, after run: pristine master
@@ -66,7 +68,7 @@ build() {
 
 run() {
     [ -f "$src" ] || die "no $src: run tools/gpu-master.sh pack first and carry build/deps"
-    build
+    [ "$tree/ffmpeg" -nt "$src" ] || (build)
     echo "gpu-master: built $tree/ffmpeg"
     cd "$top"
     "$(val PYTHON)" tests/dnn/gpu_suite.py --ffmpeg "$tree/ffmpeg" --workdir build/gpu-master \
@@ -98,7 +100,8 @@ bench() {
 
 case $1 in
 pack)  pack ;;
+build) build ;;
 run)   run ;;
 bench) bench ;;
-*)     die "usage: tools/gpu-master.sh pack|run|bench" ;;
+*)     die "usage: tools/gpu-master.sh pack|build|run|bench" ;;
 esac
