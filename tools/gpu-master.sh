@@ -90,7 +90,7 @@ bench() {
         tools/bench/th_limit.cpp -o "$out/th_limit" -L"$lt/lib" -Wl,-rpath,"$lt/lib" \
         -Wl,--no-as-needed -ltorch_cuda -lc10_cuda -Wl,--as-needed -ltorch -ltorch_cpu -lc10
     cc -O2 -shared -fPIC tools/bench/alloc_count.c -o "$out/alloc_count.so"
-    BENCH_ONLY="${BENCH_ONLY:-cuda}" BENCH_GPU=yes python3 tools/bench.py --out "$out" \
+    LIBTORCH=$lt BENCH_ONLY="${BENCH_ONLY:-cuda}" BENCH_GPU=yes python3 tools/bench.py --out "$out" \
         --ours "$tree/ffmpeg" --upstream build/baseline/ffmpeg-master/ffmpeg \
         --limit "$out/th_limit" --alloc "$out/alloc_count.so"
     python3 tools/bench/cover_table.py "$out/results.json" > tools/bench/results/cover-master.md
