@@ -1671,8 +1671,25 @@ static int dnn_flush_th(const DNNModel *model)
     return ret;
 }
 
+/*
+ * The class as DNN_DEFINE_CLASS(dnn_th) makes it, every field named: C++
+ * warns (-Wextra) about a designated initializer that leaves fields out.
+ */
 extern const DNNModule ff_dnn_backend_torch = {
-    .clazz           = DNN_DEFINE_CLASS(dnn_th),
+    .clazz = {
+        .class_name                = "dnn_th",
+        .item_name                 = av_default_item_name,
+        .option                    = dnn_th_options,
+        .version                   = LIBAVUTIL_VERSION_INT,
+        .log_level_offset_offset   = 0,
+        .parent_log_context_offset = 0,
+        .category                  = AV_CLASS_CATEGORY_FILTER,
+        .get_category              = NULL,
+        .query_ranges              = NULL,
+        .child_next                = NULL,
+        .child_class_iterate       = NULL,
+        .state_flags_offset        = 0,
+    },
     .type            = DNN_TH,
     .load_model      = dnn_load_model_th,
     .execute_model   = dnn_execute_model_th,
