@@ -69,7 +69,7 @@ build() {
 run() {
     [ -f "$src" ] || die "no $src: run tools/gpu-master.sh pack first and carry build/deps"
     [ "$tree/ffmpeg" -nt "$src" ] || (build)
-    echo "gpu-master: built $tree/ffmpeg"
+    echo "gpu-master: built ${tree#"$top"/}/ffmpeg"
     cd "$top"
     "$(val PYTHON)" tests/dnn/gpu_suite.py --ffmpeg "$tree/ffmpeg" --workdir build/gpu-master \
         --groups "${GROUPS:-rgb}" 2>&1 | tee build/gpu-master.txt

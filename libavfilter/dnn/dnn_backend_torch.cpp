@@ -903,14 +903,8 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     ret = th_close_batch(th_model, task->in_frame);
     if (ret < 0)
         return ret;
-    if (th_is_cuda_frame(task->in_frame)) {
-        /* converted where the request runs, by th_run_cuda() */
-        if (!TH_CUDA_FRAMES) {
-            av_log(th_model->ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built "
-                   "with --enable-libtorch-cuda and CUDA\n");
-            return AVERROR(ENOSYS);
-        }
-    } else {
+    /* CUDA frames are converted where the request runs, by th_run_cuda() */
+    if (!th_is_cuda_frame(task->in_frame)) {
         try {
             torch::NoGradGuard no_grad;
             ret = fill_model_input_th(th_model, request);
