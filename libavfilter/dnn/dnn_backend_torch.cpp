@@ -903,14 +903,8 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     ret = th_close_batch(th_model, task->in_frame);
     if (ret < 0)
         return ret;
-    if (th_is_cuda_frame(task->in_frame)) {
-        /* converted where the request runs, by th_run_cuda() */
-        if (!TH_CUDA_FRAMES) {
-            av_log(th_model->ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built "
-                   "with --enable-libtorch-cuda and CUDA\n");
-            return AVERROR(ENOSYS);
-        }
-    } else {
+    /* CUDA frames are converted where the request runs, by th_run_cuda() */
+    if (!th_is_cuda_frame(task->in_frame)) {
         try {
             torch::NoGradGuard no_grad;
             ret = fill_model_input_th(th_model, request);
@@ -1671,8 +1665,25 @@ static int dnn_flush_th(const DNNModel *model)
     return ret;
 }
 
+/*
+ * The class as DNN_DEFINE_CLASS(dnn_th) makes it, every field named: C++
+ * warns (-Wextra) about a designated initializer that leaves fields out.
+ */
 extern const DNNModule ff_dnn_backend_torch = {
-    .clazz           = DNN_DEFINE_CLASS(dnn_th),
+    .clazz = {
+        .class_name                = "dnn_th",
+        .item_name                 = av_default_item_name,
+        .option                    = dnn_th_options,
+        .version                   = LIBAVUTIL_VERSION_INT,
+        .log_level_offset_offset   = 0,
+        .parent_log_context_offset = 0,
+        .category                  = AV_CLASS_CATEGORY_FILTER,
+        .get_category              = NULL,
+        .query_ranges              = NULL,
+        .child_next                = NULL,
+        .child_class_iterate       = NULL,
+        .state_flags_offset        = 0,
+    },
     .type            = DNN_TH,
     .load_model      = dnn_load_model_th,
     .execute_model   = dnn_execute_model_th,
