@@ -97,6 +97,9 @@ def scenarios(gpu):
             out.append(Scenario(m, w, h, "cuda", builds=("ours",), precision="fp16"))
             # float32 NCHW: the model as it ran before the precision options
             out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, channels_last=0))
+            # half precision NCHW: the layout the fp16 packages run in
+            out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, precision="fp16",
+                                channels_last=0))
         # the same models as AOTInductor packages (fp32, fp16), CUDA frames
         for m, w, h in big[:2]:
             for p in ("fp32", "fp16"):
