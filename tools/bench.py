@@ -56,13 +56,15 @@ class Scenario:
     channels_last: int = -1     # the torch option; -1 is its default (auto)
     eager: bool = False         # also PyTorch eager in Python (tools/bench/eager.py)
     heap: bool = True           # count heap allocations per frame
-    package: str = ""           # "fp32"/"fp16": a CUDA AOTInductor package (.pt2) of
-                                # the model, compiled in that dtype, instead of TorchScript
+    package: str = ""           # "fp32"/"fp16"[" cl"]: a CUDA AOTInductor package (.pt2)
+                                # of the model, compiled in that dtype (exported from a
+                                # channels-last input: cl), instead of TorchScript
 
     @property
     def model_file(self):
-        half = "_fp16" if self.package == "fp16" else ""
-        return f"{self.model}{half}_cuda.pt2" if self.package else self.model + ".pt"
+        half = "_fp16" if self.package.startswith("fp16") else ""
+        cl = "_cl" if self.package.endswith(" cl") else ""
+        return f"{self.model}{half}{cl}_cuda.pt2" if self.package else self.model + ".pt"
 
     @property
     def model_name(self):
@@ -97,12 +99,13 @@ def scenarios(gpu):
             out.append(Scenario(m, w, h, "cuda", builds=("ours",), precision="fp16"))
             # float32 NCHW: the model as it ran before the precision options
             out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, channels_last=0))
-            # half precision NCHW: the layout the fp16 packages run in
+            # half precision NCHW: the layout of the NCHW fp16 packages
             out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, precision="fp16",
                                 channels_last=0))
-        # the same models as AOTInductor packages (fp32, fp16), CUDA frames
+        # the same models as AOTInductor packages (fp32, fp16; NCHW and
+        # exported channels-last), CUDA frames
         for m, w, h in big[:2]:
-            for p in ("fp32", "fp16"):
+            for p in ("fp32", "fp16", "fp32 cl", "fp16 cl"):
                 out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, package=p))
         # decode to inference: NVDEC's CUDA frames into the model (ours);
         # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
@@ -311,8 +314,9 @@ def limit_contender(sc, model, args, gpu):
     # the model alone in the backend's precision and layout (channels-last on CUDA)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
            "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
-           "dtype=" + (sc.package or sc.precision or "fp32"),
-           "cl=%d" % (sc.device != "cpu" and sc.channels_last != 0 and not sc.package)]
+           "dtype=" + (sc.package.split(" ")[0] or sc.precision or "fp32"),
+           "cl=%d" % (sc.package.endswith(" cl") if sc.package else
+                      sc.device != "cpu" and sc.channels_last != 0)]
 
     def timed():
         return held_run(cmd + ["hold"], args, gpu)

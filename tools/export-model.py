@@ -4,12 +4,13 @@ or with a .pt2 name an AOTInductor package (torch.export, compiled ahead of
 time; about a minute, needs a C++ compiler).
 
     python3 tools/export-model.py sharpen.pt
-    python3 tools/export-model.py sharpen.pt2 [cpu|cuda] [fp32|fp16|bf16]
+    python3 tools/export-model.py sharpen.pt2 [cpu|cuda] [fp32|fp16|bf16] [nchw|cl]
     ./ffmpeg -i in.mp4 -vf dnn_processing=model=sharpen.pt out.mp4
 
-A package runs on the device and in the dtype it was compiled for, for
-frames of 16x16 up to 3840x2160 (the dynamic shapes below; widen them for
-larger frames).
+A package runs on the device, in the dtype and in the layout it was compiled
+for, for frames of 16x16 up to 3840x2160 (the dynamic shapes below; widen
+them for larger frames).  cl exports it from a channels-last input, the
+faster layout for convolutions on CUDA (the default there; nchw on the CPU).
 
 The contract: forward() takes a 1x3xHxW float tensor in [0, 1] (R, G, B;
 1xHxW channels for a model of the Y plane) and returns a 1x3xH'xW' tensor,
@@ -39,11 +40,16 @@ class Sharpen(nn.Module):
         return F.conv2d(x, self.weight, groups=3).clamp(0.0, 1.0)
 
 
-def export_package(model, path, device, dtype):
+def export_package(model, path, device="cpu", dtype="fp32", layout=None):
     """torch.export with dynamic height and width, then AOTInductor."""
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
     model = model.to(device=device, dtype=dtype)
     example = torch.rand(1, 3, 720, 1280, device=device, dtype=dtype)
+    layout = layout or ("cl" if device.startswith("cuda") else "nchw")
+    if layout not in ("nchw", "cl"):
+        raise SystemExit(f"layout '{layout}' is not nchw or cl")
+    if layout == "cl":
+        example = example.contiguous(memory_format=torch.channels_last)
     dims = {2: torch.export.Dim("h", min=16, max=2160),
             3: torch.export.Dim("w", min=16, max=3840)}
     ep = torch.export.export(model, (example,), dynamic_shapes={"x": dims})
@@ -51,11 +57,11 @@ def export_package(model, path, device, dtype):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or len(sys.argv) > 4:
+    if len(sys.argv) < 2 or len(sys.argv) > 5:
         raise SystemExit(__doc__)
     model = Sharpen().eval()
     if sys.argv[1].endswith(".pt2"):
-        export_package(model, sys.argv[1], *(sys.argv[2:] + ["cpu", "fp32"][len(sys.argv) - 2:]))
+        export_package(model, *sys.argv[1:])
     else:
         # script keeps control flow; torch.jit.trace(model, torch.rand(1, 3, 64, 64))
         # also works for models without data-dependent branches

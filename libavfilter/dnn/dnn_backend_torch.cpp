@@ -126,7 +126,7 @@ typedef struct THModel {
 static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
     { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS, NULL },
-    { "channels_last", "channels-last weights and input (auto: on CUDA)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
+    { "channels_last", "channels-last weights and input (auto: on CUDA; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
     TH_BATCH_SIZE_OPTION
     { "intra_op_threads", "LibTorch intra-op threads of each forward on the CPU (0: automatic, the cores shared among the requests that run at once)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS, NULL },
     { NULL, NULL, 0, AV_OPT_TYPE_FLAGS, { .i64 = 0 }, 0, 0, 0, NULL }
@@ -994,19 +994,35 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
     return 0;
 }
 
+/* A package takes the layout it was exported for: channels_last cannot change it. */
+static int th_check_package_layout(DnnContext *ctx, THModel *th_model)
+{
+    int want = ctx->torch_option.channels_last;
+    int nhwc = ff_dnn_th_aoti_channels_last(th_model->aoti);
+
+    if (want >= 0 && want != nhwc) {
+        av_log(ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package exported for %s "
+               "input: channels_last=%d cannot change it (export it again from %s "
+               "input)\n", ctx->model_filename, nhwc ? "channels-last" : "NCHW", want,
+               want ? "a channels-last" : "an NCHW");
+        return AVERROR(EINVAL);
+    }
+    return 0;
+}
+
 /*
  * Once the model is on its final device: channels-last weights (auto: on
  * CUDA), so that the input's NHWC strides reach the convolutions as they are.
+ * A package's layout is its own.
  */
 static void th_layout_model(THModel *th_model)
 {
     int want = th_model->ctx->torch_option.channels_last;
 
     th_model->channels_last = want < 0 ? th_model->device_type == c10::DeviceType::CUDA : want;
-    /* a package takes the strides it was exported for: contiguous NCHW */
     if (th_model->aoti)
-        th_model->channels_last = 0;
-    if (!th_model->channels_last)
+        th_model->channels_last = ff_dnn_th_aoti_channels_last(th_model->aoti);
+    if (!th_model->channels_last || th_model->aoti)
         return;
     torch::NoGradGuard no_grad;
     for (torch::Tensor p : th_model->jit_model->parameters())
@@ -1359,6 +1375,8 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
             th_model->jit_model->eval();
         }
         ret = th_setup_precision(ctx, th_model);
+        if (ret >= 0 && th_model->aoti)
+            ret = th_check_package_layout(ctx, th_model);
         if (ret >= 0)
             th_layout_model(th_model);
     } catch (const std::exception &e) {

@@ -27,7 +27,9 @@
  * another size is read out of bounds.  So the check is switched on before
  * the package first runs, and what the package takes is read from its
  * generated checks at load, so that a frame it was not exported for is
- * refused here with the package's limits in the message.
+ * refused here with the package's limits in the message.  The checks also
+ * tell the layout: a package exported from a channels-last input checks
+ * that its channel stride is 1, and is then given NHWC-strided input.
  */
 
 #include <caffe2/serialize/inline_container.h>
@@ -57,6 +59,7 @@ struct THAoti {
     int index;                      ///< the device it is loaded on
     torch::ScalarType dtype;        ///< of its input, as its checks say
     int dtype_read;                 ///< 0: no check found, dtype of the weights
+    int channels_last;              ///< exported from an NHWC-strided input
     int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
 };
 
@@ -101,7 +104,7 @@ static std::string th_wrapper_source(const std::string &path)
     return std::string();
 }
 
-/* Input dtype and size limits of input 0, from the generated checks. */
+/* Input dtype, size limits and layout of input 0, from the generated checks. */
 static void th_read_checks(THAoti *a)
 {
     static const struct { const char *name; torch::ScalarType type; } types[] = {
@@ -120,6 +123,8 @@ static void th_read_checks(THAoti *a)
                 a->dtype = t.type;
                 a->dtype_read = 1;
             }
+    a->channels_last = std::regex_search(src,
+                                         std::regex("if \\(1 != \\w+_stride\\[1\\]\\)"));
     std::regex limit("if \\((?:(\\d+) != \\w+_size\\[(\\d)\\]|\\w+_size\\[(\\d)\\] ([<>]) (\\d+))\\)");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), limit);
          it != std::sregex_iterator(); ++it) {
@@ -203,9 +208,9 @@ int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
                 break;
             }
     av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, input %s, "
-           "1x%" PRId64 "xHxW, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
-           a->kind.c_str(), c10::toString(a->dtype), a->lo[1], a->lo[2], a->hi[2],
-           a->lo[3], a->hi[3]);
+           "1x%" PRId64 "xHxW%s, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
+           a->kind.c_str(), c10::toString(a->dtype), a->lo[1],
+           a->channels_last ? " channels-last" : "", a->lo[2], a->hi[2], a->lo[3], a->hi[3]);
     return 0;
 }
 
@@ -221,6 +226,11 @@ void ff_dnn_th_aoti_free(THAoti **paoti)
 torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti)
 {
     return aoti->dtype;
+}
+
+int ff_dnn_th_aoti_channels_last(const THAoti *aoti)
+{
+    return aoti->channels_last;
 }
 
 int ff_dnn_th_aoti_to_device(THAoti *a, void *log_ctx, const c10::Device &device)
@@ -272,7 +282,8 @@ torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
     if (input.is_cuda())
         stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
                      ->getStream(input.device()).native_handle();
-    out = a->loader->run({ input.contiguous() }, stream);
+    out = a->loader->run({ input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
+                                            at::MemoryFormat::Contiguous) }, stream);
     if (out.empty())
         throw std::runtime_error("the package returned no tensor");
     return out[0];

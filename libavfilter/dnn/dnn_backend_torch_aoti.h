@@ -45,13 +45,17 @@ void ff_dnn_th_aoti_free(THAoti **aoti);
 /** The dtype of the package's floating-point weights (float32 if none). */
 torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti);
 
+/** 1 when the package takes NHWC-strided input (exported from a channels-last one). */
+int ff_dnn_th_aoti_channels_last(const THAoti *aoti);
+
 /** Load the package again on another device of the same kind (CUDA frames). */
 int ff_dnn_th_aoti_to_device(THAoti *aoti, void *log_ctx, const c10::Device &device);
 
 /**
- * Run the package on one input (contiguous, of its dtype and device); on
- * CUDA on the current stream.  Throws, as a TorchScript forward does, with
- * the package's own words for an input it was not exported for.
+ * Run the package on one input of its dtype and device (made dense in the
+ * package's layout when it is not); on CUDA on the current stream.  Throws,
+ * as a TorchScript forward does, with the package's own words for an input
+ * it was not exported for.
  */
 torch::Tensor ff_dnn_th_aoti_run(THAoti *aoti, const torch::Tensor &input);
 

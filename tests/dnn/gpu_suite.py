@@ -840,13 +840,13 @@ def multigpu_two_chains(s):
             "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
 
 
-def aoti_package(s, name, dtype):
+def aoti_package(s, name, dtype, channels_last=False):
     """The conv model as a CUDA package (compiled here once, about a minute;
     named .pt: the backend tells packages by content), or None."""
     pkg = s.model(name)
     if not os.path.exists(pkg):
         try:
-            models.package("conv", pkg + "2", "cuda", dtype=dtype)
+            models.package("conv", pkg + "2", "cuda", dtype=dtype, channels_last=channels_last)
             os.rename(pkg + "2", pkg)
         except Exception as e:      # noqa: BLE001 - reported as a failure
             s.check(name + "-compile", False, "(%s)" % str(e).splitlines()[0][:200])
@@ -857,7 +857,8 @@ def aoti_package(s, name, dtype):
 def run_aoti(s):
     """CUDA AOTInductor packages of the conv model on CUDA frames and on CPU
     frames, against the TorchScript model on the CPU; nv12 frames against
-    the TorchScript model on the same frames; a float16 package."""
+    the TorchScript model on the same frames; a float16 package, NCHW and
+    exported channels-last (its frames go in as NHWC views, no copy)."""
     w, h = 96, 64
     if not aoti_package(s, "aoti_conv", torch.float32):
         return
@@ -883,13 +884,19 @@ def run_aoti(s):
         s.compare("aoti-cuda-fp16-rgb0-vs-cpu", ref, out, 2)
         out, rc, err = s.cpu_frames("aoti_conv_fp16", "rgb24", w, h)
         s.compare("aoti-cuda-fp16-cpuframes-vs-cpu", ref, out, 2)
+    if aoti_package(s, "aoti_conv_fp16_cl", torch.float16, True):
+        out, rc, err = s.cuda_path("aoti_conv_fp16_cl", "rgb0", w, h)
+        s.compare("aoti-cuda-fp16-cl-rgb0-vs-cpu", ref, out, 2)
+        s.check("aoti-cuda-fp16-cl-log", "xHxW channels-last" in err,
+                "(verbose log: the package takes channels-last input)")
+        aoti_nv12(s, w, h, "aoti_conv_fp16_cl", 2)
 
 
-def aoti_nv12(s, w, h):
+def aoti_nv12(s, w, h, pkg="aoti_conv", lsb=1):
     """nv12 CUDA frames: the package against the TorchScript model."""
     raw = raw_yuv(s, "nv12", w, h, "bt709", "tv")
     outs = []
-    for m in ("conv", "aoti_conv"):
+    for m in ("conv", pkg):
         out = s.path("aoti-nv12-%s.out" % m)
         rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
                         "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h),
@@ -898,7 +905,8 @@ def aoti_nv12(s, w, h):
                         "hwdownload,format=nv12" % s.model(m),
                         "-f", "rawvideo", "-pix_fmt", "nv12", out])
         outs.append(out if rc == 0 else None)
-    compare_yuv(s, "aoti-cuda-nv12-vs-torchscript", "nv12", w, h, outs[0], outs[1], 1)
+    name = "aoti-cuda-nv12-vs-torchscript" + pkg[len("aoti_conv"):].replace("_", "-")
+    compare_yuv(s, name, "nv12", w, h, outs[0], outs[1], lsb)
 
 
 GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "copies",

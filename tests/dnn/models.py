@@ -6,9 +6,10 @@ comes out on every machine.  Run as a script to write them:
     python3 models.py OUTDIR [NAME...]
 
 NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME (NAME_fp16_pt2:
-compiled for float16 input); NAME_cuda_pt2 and NAME_fp16_cuda_pt2 write
-NAME_cuda.pt2 and NAME_fp16_cuda.pt2, CUDA packages for frames up to 4K (the
-benchmark's; kept when already there: a compile takes about a minute);
+compiled for float16 input; NAME_cl_pt2, NAME_fp16_cl_pt2: exported from a
+channels-last input); NAME[_fp16][_cl]_cuda_pt2 writes NAME[_fp16][_cl]_cuda.pt2,
+a CUDA package for frames up to 4K (the benchmark's; kept when already there:
+a compile takes about a minute);
 "models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library.
 
 Without names it writes the test models (NAMES); the benchmarks' larger
@@ -290,7 +291,8 @@ def usable_cxx():
         del os.environ["CXX"]
 
 
-def package(name, path, device="cpu", dtype=torch.float32, shapes=None):
+def package(name, path, device="cpu", dtype=torch.float32, shapes=None,
+            channels_last=False):
     usable_cxx()
     shapes = shapes or PACKAGE_SHAPES
     m = module(name).to(device=device, dtype=dtype)
@@ -298,6 +300,8 @@ def package(name, path, device="cpu", dtype=torch.float32, shapes=None):
     h = torch.export.Dim("h", min=shapes["h"][0], max=shapes["h"][1])
     w = torch.export.Dim("w", min=shapes["w"][0], max=shapes["w"][1])
     x = torch.rand(1, channels, 48, 64, device=device, dtype=dtype)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
     ep = torch.export.export(m, (x,), dynamic_shapes={"x": {2: h, 3: w}})
     torch._inductor.aoti_compile_and_package(ep, package_path=path)
 
@@ -314,15 +318,22 @@ def damage(src, dst):
     open(dst, "wb").write(data)
 
 
+def package_variant(base):
+    """NAME[_fp16][_cl] -> (NAME, dtype, exported from a channels-last input)."""
+    cl = base.endswith("_cl")
+    base = base[:-3] if cl else base
+    half = base.endswith("_fp16")
+    return base[:-5] if half else base, torch.float16 if half else torch.float32, cl
+
+
 def write_bench_package(outdir, base):
-    """base: NAME or NAME_fp16; a CUDA package of frames up to 4K, kept if there."""
+    """base: NAME[_fp16][_cl]; a CUDA package of frames up to 4K, kept if there."""
     path = os.path.join(outdir, base + "_cuda.pt2")
     if os.path.exists(path):
         return
-    half = base.endswith("_fp16")
+    name, dtype, cl = package_variant(base)
     tmp = path[:-4] + ".tmp.pt2"      # the compiler wants the .pt2 suffix
-    package(base[:-5] if half else base, tmp, "cuda",
-            torch.float16 if half else torch.float32, BENCH_SHAPES)
+    package(name, tmp, "cuda", dtype, BENCH_SHAPES, cl)
     os.rename(tmp, path)
 
 
@@ -338,10 +349,9 @@ def main():
             write_bench_package(outdir, name[:-9])
             continue
         if name.endswith("_pt2"):
-            base = name[:-4]
-            half = base.endswith("_fp16")
-            package(base[:-5] if half else base, os.path.join(outdir, base + ".pt2"),
-                    dtype=torch.float16 if half else torch.float32)
+            model, dtype, cl = package_variant(name[:-4])
+            package(model, os.path.join(outdir, name[:-4] + ".pt2"), dtype=dtype,
+                    channels_last=cl)
             continue
         build(name).save(os.path.join(outdir, name + ".pt"))
     if not sys.argv[2:]:

@@ -524,11 +524,13 @@ endif
 # and widths 16..96 and compiled for the CPU (kept in tests/data: made once).
 # Against PyTorch running the TorchScript model on the same frames: packed
 # RGB and BGR, gray and the Y plane (conv1), x2 (sr2), a package compiled
-# for float16 input (against PyTorch in float16), async and sync; the
+# for float16 input (against PyTorch in float16), one exported from a
+# channels-last input (given NHWC-strided input: the package's own input
+# checks, switched on, refuse other strides), async and sync; the
 # format is told by the content, not the name (a package named .pt,
 # TorchScript named .pt2).  A frame outside the exported sizes, a precision
-# other than the package's and a package whose compiled library is
-# damaged are one-line errors.
+# or a layout other than the package's and a package whose compiled
+# library is damaged are one-line errors.
 $(DNNT)/%.pt2: $(SRC_PATH)/tests/dnn/models.py
 	@mkdir -p $(DNNT)
 	$(DNNT_PY)/models.py $(DNNT) $*_pt2
@@ -556,6 +558,8 @@ $(eval $(call DNNT_PT2_ORACLE,pt2-yuv420p,conv1.pt2,:async=0,yuv420p,conv1,91,51
 $(eval $(call DNNT_PT2_ORACLE,pt2-sr2-rgb24,sr2.pt2,,rgb24,sr2,64,48))
 # a package compiled for float16 input runs in float16 (precision=auto)
 $(eval $(call DNNT_PT2_ORACLE,pt2-fp16-rgb24,conv_fp16.pt2,,rgb24,conv,96,64,2,fp16))
+$(eval $(call DNNT_PT2_ORACLE,pt2-cl-rgb24,conv_cl.pt2,,rgb24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-cl-bgr24-sync,conv_cl.pt2,:async=0:channels_last=1,bgr24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,,rgb24,conv,96,64))
 
@@ -569,6 +573,10 @@ FATE_DNN_TORCH += fate-dnn-torch-err-pt2-size
 
 $(eval $(call DNNT_ERROR,pt2-precision,conv.pt2. is an AOTInductor package compiled for fp32 input: precision=fp16 cannot change it,conv.pt2,rgb24,:precision=fp16))
 fate-dnn-torch-err-pt2-precision: $(DNNT)/conv.pt2
+$(eval $(call DNNT_ERROR,pt2-layout-nchw,conv.pt2. is an AOTInductor package exported for NCHW input: channels_last=1 cannot change it,conv.pt2,rgb24,:channels_last=1))
+fate-dnn-torch-err-pt2-layout-nchw: $(DNNT)/conv.pt2
+$(eval $(call DNNT_ERROR,pt2-layout-cl,conv_cl.pt2. is an AOTInductor package exported for channels-last input: channels_last=0 cannot change it,conv_cl.pt2,rgb24,:channels_last=0))
+fate-dnn-torch-err-pt2-layout-cl: $(DNNT)/conv_cl.pt2
 $(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*corrupt.pt2.: ,corrupt.pt2,rgb24,))
 fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
 

@@ -21,7 +21,8 @@
  * model's 4-D weights channels-last and gives it an NHWC-strided input: the
  * same choices as the backend's precision and channels_last options.
  * A MODEL named *.pt2 is an AOTInductor package, run by its own loader
- * (dtype must be the package's; cl=1 is refused: its strides are compiled).
+ * (dtype must be the package's; cl=1 for a package exported channels-last:
+ * its strides are compiled in, only the input is made NHWC).
  */
 
 #include <torch/script.h>
@@ -115,10 +116,8 @@ static Forward load_script(const std::string &path, const torch::Device &dev,
     return [module](const torch::Tensor &x) { return module->forward({x}).toTensor(); };
 }
 
-static Forward load_package(const std::string &path, const torch::Device &dev, bool cl)
+static Forward load_package(const std::string &path, const torch::Device &dev)
 {
-    if (cl)
-        throw std::runtime_error("cl=1: a package's strides are compiled in");
     auto loader = std::make_shared<torch::inductor::AOTIModelPackageLoader>(
         path, "model", false, 1, dev.is_cuda() ? (c10::DeviceIndex)dev.index() : -1);
     return [loader](const torch::Tensor &x) { return loader->run({x})[0]; };
@@ -129,7 +128,7 @@ static Forward load_model(const std::string &path, const torch::Device &dev,
 {
     const bool package = path.size() > 4 && path.compare(path.size() - 4, 4, ".pt2") == 0;
 
-    return package ? load_package(path, dev, cl) : load_script(path, dev, type, cl);
+    return package ? load_package(path, dev) : load_script(path, dev, type, cl);
 }
 
 /* The model's input: NCHW, or an NCHW view of NHWC memory (cl). */
