@@ -68,7 +68,7 @@ class Scenario:
 
     @property
     def model_name(self):
-        """What tests/dnn/models.py is asked for: NAME, or NAME[_fp16]_cuda_pt2."""
+        """What tests/dnn/models.py is asked for: NAME, or NAME[_fp16][_cl]_cuda_pt2."""
         return self.model_file[:-4] + "_pt2" if self.package else self.model
 
     @property

@@ -5,6 +5,7 @@ time; about a minute, needs a C++ compiler).
 
     python3 tools/export-model.py sharpen.pt
     python3 tools/export-model.py sharpen.pt2 [cpu|cuda] [fp32|fp16|bf16] [nchw|cl]
+                                   (in this order; each one needs those before it)
     ./ffmpeg -i in.mp4 -vf dnn_processing=model=sharpen.pt out.mp4
 
 A package runs on the device, in the dtype and in the layout it was compiled

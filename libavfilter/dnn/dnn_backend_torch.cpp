@@ -1000,7 +1000,7 @@ static int th_check_package_layout(DnnContext *ctx, THModel *th_model)
     int want = ctx->torch_option.channels_last;
     int nhwc = ff_dnn_th_aoti_channels_last(th_model->aoti);
 
-    if (want >= 0 && want != nhwc) {
+    if (nhwc >= 0 && want >= 0 && want != nhwc) {
         av_log(ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package exported for %s "
                "input: channels_last=%d cannot change it (export it again from %s "
                "input)\n", ctx->model_filename, nhwc ? "channels-last" : "NCHW", want,
@@ -1013,15 +1013,17 @@ static int th_check_package_layout(DnnContext *ctx, THModel *th_model)
 /*
  * Once the model is on its final device: channels-last weights (auto: on
  * CUDA), so that the input's NHWC strides reach the convolutions as they are.
- * A package's layout is its own.
+ * A package's layout is its own (the option's when the package does not say).
  */
 static void th_layout_model(THModel *th_model)
 {
     int want = th_model->ctx->torch_option.channels_last;
 
     th_model->channels_last = want < 0 ? th_model->device_type == c10::DeviceType::CUDA : want;
-    if (th_model->aoti)
-        th_model->channels_last = ff_dnn_th_aoti_channels_last(th_model->aoti);
+    if (th_model->aoti) {
+        int nhwc = ff_dnn_th_aoti_channels_last(th_model->aoti);
+        th_model->channels_last = nhwc >= 0 ? nhwc : want > 0;
+    }
     if (!th_model->channels_last || th_model->aoti)
         return;
     torch::NoGradGuard no_grad;

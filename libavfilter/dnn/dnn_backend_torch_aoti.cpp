@@ -59,7 +59,7 @@ struct THAoti {
     int index;                      ///< the device it is loaded on
     torch::ScalarType dtype;        ///< of its input, as its checks say
     int dtype_read;                 ///< 0: no check found, dtype of the weights
-    int channels_last;              ///< exported from an NHWC-strided input
+    int channels_last;              ///< NHWC-strided input: 1, NCHW: 0, no check found: -1
     int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
 };
 
@@ -123,8 +123,8 @@ static void th_read_checks(THAoti *a)
                 a->dtype = t.type;
                 a->dtype_read = 1;
             }
-    a->channels_last = std::regex_search(src,
-                                         std::regex("if \\(1 != \\w+_stride\\[1\\]\\)"));
+    a->channels_last = src.empty() ? -1 :
+                       std::regex_search(src, std::regex("if \\(1 != \\w+_stride\\[1\\]\\)"));
     std::regex limit("if \\((?:(\\d+) != \\w+_size\\[(\\d)\\]|\\w+_size\\[(\\d)\\] ([<>]) (\\d+))\\)");
     for (auto it = std::sregex_iterator(src.begin(), src.end(), limit);
          it != std::sregex_iterator(); ++it) {
@@ -210,7 +210,7 @@ int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
     av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, input %s, "
            "1x%" PRId64 "xHxW%s, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
            a->kind.c_str(), c10::toString(a->dtype), a->lo[1],
-           a->channels_last ? " channels-last" : "", a->lo[2], a->hi[2], a->lo[3], a->hi[3]);
+           a->channels_last > 0 ? " channels-last" : "", a->lo[2], a->hi[2], a->lo[3], a->hi[3]);
     return 0;
 }
 
@@ -282,7 +282,8 @@ torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
     if (input.is_cuda())
         stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
                      ->getStream(input.device()).native_handle();
-    out = a->loader->run({ input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
+    out = a->loader->run({ input.contiguous(a->channels_last < 0 ? input.suggest_memory_format() :
+                                            a->channels_last ? at::MemoryFormat::ChannelsLast :
                                             at::MemoryFormat::Contiguous) }, stream);
     if (out.empty())
         throw std::runtime_error("the package returned no tensor");

@@ -45,7 +45,11 @@ void ff_dnn_th_aoti_free(THAoti **aoti);
 /** The dtype of the package's floating-point weights (float32 if none). */
 torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti);
 
-/** 1 when the package takes NHWC-strided input (exported from a channels-last one). */
+/**
+ * The layout of the package's input: 1 NHWC strides (exported from a
+ * channels-last input), 0 contiguous NCHW, -1 when its checks do not say
+ * (the input is then given as it comes).
+ */
 int ff_dnn_th_aoti_channels_last(const THAoti *aoti);
 
 /** Load the package again on another device of the same kind (CUDA frames). */

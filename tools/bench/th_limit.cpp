@@ -118,6 +118,8 @@ static Forward load_script(const std::string &path, const torch::Device &dev,
 
 static Forward load_package(const std::string &path, const torch::Device &dev)
 {
+    /* as the backend does: other strides or sizes than exported fail, not time */
+    setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
     auto loader = std::make_shared<torch::inductor::AOTIModelPackageLoader>(
         path, "model", false, 1, dev.is_cuda() ? (c10::DeviceIndex)dev.index() : -1);
     return [loader](const torch::Tensor &x) { return loader->run({x})[0]; };
