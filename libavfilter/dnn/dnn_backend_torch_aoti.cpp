@@ -200,6 +200,10 @@ int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
     if (ret < 0)
         return ret;
     th_read_checks(a);
+    if (a->channels_last < 0)
+        av_log(log_ctx, AV_LOG_WARNING, "'%s': no input checks found in the package; "
+               "its sizes and layout are not known here (channels_last must match its "
+               "export)\n", path);
     th_new_loader(a);
     if (!a->dtype_read)
         for (const auto &c : a->loader->get_runner()->getConstantNamesToDtypes())

@@ -10,7 +10,9 @@ compiled for float16 input; NAME_cl_pt2, NAME_fp16_cl_pt2: exported from a
 channels-last input); NAME[_fp16][_cl]_cuda_pt2 writes NAME[_fp16][_cl]_cuda.pt2,
 a CUDA package for frames up to 4K (the benchmark's; kept when already there:
 a compile takes about a minute);
-"models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library.
+"models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library;
+"models.py --strip-source IN.pt2 OUT.pt2" copies it without its generated
+C++ source (where the backend reads the package's input checks).
 
 Without names it writes the test models (NAMES); the benchmarks' larger
 models (compact, rrdb) are written when named.  module(NAME) gives the same
@@ -326,6 +328,15 @@ def package_variant(base):
     return base[:-5] if half else base, torch.float16 if half else torch.float32, cl
 
 
+def strip_source(src, dst):
+    """A copy of package src without its generated wrapper source."""
+    import zipfile
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
+        for i in zi.infolist():
+            if not i.filename.endswith(".wrapper.cpp"):
+                zo.writestr(i, zi.read(i.filename))
+
+
 def write_bench_package(outdir, base):
     """base: NAME[_fp16][_cl]; a CUDA package of frames up to 4K, kept if there."""
     path = os.path.join(outdir, base + "_cuda.pt2")
@@ -338,8 +349,9 @@ def write_bench_package(outdir, base):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--damage":
-        return damage(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 4 and sys.argv[1] in ("--damage", "--strip-source"):
+        copy = damage if sys.argv[1] == "--damage" else strip_source
+        return copy(sys.argv[2], sys.argv[3])
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
     outdir = sys.argv[1]

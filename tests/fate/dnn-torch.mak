@@ -530,7 +530,8 @@ endif
 # format is told by the content, not the name (a package named .pt,
 # TorchScript named .pt2).  A frame outside the exported sizes, a precision
 # or a layout other than the package's and a package whose compiled
-# library is damaged are one-line errors.
+# library is damaged are one-line errors.  A package without its generated
+# source (no checks to read) runs in the layout channels_last names.
 $(DNNT)/%.pt2: $(SRC_PATH)/tests/dnn/models.py
 	@mkdir -p $(DNNT)
 	$(DNNT_PY)/models.py $(DNNT) $*_pt2
@@ -540,6 +541,8 @@ $(DNNT)/ts_named.pt2: $(DNNT)/models.stamp
 	cp $(DNNT)/conv.pt $@
 $(DNNT)/corrupt.pt2: $(DNNT)/conv.pt2
 	$(DNNT_PY)/models.py --damage $< $@
+$(DNNT)/nosrc_cl.pt2: $(DNNT)/conv_cl.pt2
+	$(DNNT_PY)/models.py --strip-source $< $@
 
 # $(1) test name, $(2) package file, $(3) options, $(4) pixfmt, $(5) model
 # for the oracle, $(6) width, $(7) height, $(8) allowed MAXDIFF (default 1),
@@ -560,6 +563,7 @@ $(eval $(call DNNT_PT2_ORACLE,pt2-sr2-rgb24,sr2.pt2,,rgb24,sr2,64,48))
 $(eval $(call DNNT_PT2_ORACLE,pt2-fp16-rgb24,conv_fp16.pt2,,rgb24,conv,96,64,2,fp16))
 $(eval $(call DNNT_PT2_ORACLE,pt2-cl-rgb24,conv_cl.pt2,,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-cl-bgr24-sync,conv_cl.pt2,:async=0:channels_last=1,bgr24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-cl-no-checks,nosrc_cl.pt2,:channels_last=1,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,,rgb24,conv,96,64))
 
