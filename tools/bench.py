@@ -56,14 +56,14 @@ class Scenario:
     channels_last: int = -1     # the torch option; -1 is its default (auto)
     eager: bool = False         # also PyTorch eager in Python (tools/bench/eager.py)
     heap: bool = True           # count heap allocations per frame
-    package: str = ""           # "fp32"/"fp16"[" cl"]: a CUDA AOTInductor package (.pt2)
-                                # of the model, compiled in that dtype (exported from a
-                                # channels-last input: cl), instead of TorchScript
+    package: str = ""           # "fp32"/"fp16": a CUDA AOTInductor package (.pt2) of the
+                                # model, compiled in that dtype (exported from a
+                                # channels-last input with channels_last=1), not TorchScript
 
     @property
     def model_file(self):
-        half = "_fp16" if self.package.startswith("fp16") else ""
-        cl = "_cl" if self.package.endswith(" cl") else ""
+        half = "_fp16" if self.package == "fp16" else ""
+        cl = "_cl" if self.channels_last == 1 else ""
         return f"{self.model}{half}{cl}_cuda.pt2" if self.package else self.model + ".pt"
 
     @property
@@ -78,6 +78,7 @@ class Scenario:
         prec = f" {self.precision}" if self.precision else ""
         prec += " nchw" if self.channels_last == 0 else ""
         prec += f" pt2 {self.package}" if self.package else ""
+        prec += " cl" if self.package and self.channels_last == 1 else ""
         return f"{self.model} {self.width}x{self.height} {where}{prec} async={self.async_}"
 
 
@@ -105,8 +106,10 @@ def scenarios(gpu):
         # the same models as AOTInductor packages (fp32, fp16; NCHW and
         # exported channels-last), CUDA frames
         for m, w, h in big[:2]:
-            for p in ("fp32", "fp16", "fp32 cl", "fp16 cl"):
-                out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, package=p))
+            for p in ("fp32", "fp16"):
+                for cl in (-1, 1):
+                    out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, package=p,
+                                        channels_last=cl))
         # decode to inference: NVDEC's CUDA frames into the model (ours);
         # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
         out.append(Scenario("small", 1920, 1080, "cuda", "nvdec"))
@@ -314,8 +317,8 @@ def limit_contender(sc, model, args, gpu):
     # the model alone in the backend's precision and layout (channels-last on CUDA)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
            "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
-           "dtype=" + (sc.package.split(" ")[0] or sc.precision or "fp32"),
-           "cl=%d" % (sc.package.endswith(" cl") if sc.package else
+           "dtype=" + (sc.package or sc.precision or "fp32"),
+           "cl=%d" % (sc.channels_last == 1 if sc.package else
                       sc.device != "cpu" and sc.channels_last != 0)]
 
     def timed():

@@ -994,10 +994,13 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
     return 0;
 }
 
-/* A package takes the layout it was exported for: channels_last cannot change it. */
-static int th_check_package_layout(DnnContext *ctx, THModel *th_model)
+/*
+ * A package takes the layout it was exported for, which channels_last
+ * cannot change; the option's when the package does not say.
+ */
+static int th_package_layout(THModel *th_model, int want)
 {
-    int want = ctx->torch_option.channels_last;
+    DnnContext *ctx = th_model->ctx;
     int nhwc = ff_dnn_th_aoti_channels_last(th_model->aoti);
 
     if (nhwc >= 0 && want >= 0 && want != nhwc) {
@@ -1007,29 +1010,28 @@ static int th_check_package_layout(DnnContext *ctx, THModel *th_model)
                want ? "a channels-last" : "an NCHW");
         return AVERROR(EINVAL);
     }
+    th_model->channels_last = nhwc >= 0 ? nhwc : want > 0;
     return 0;
 }
 
 /*
  * Once the model is on its final device: channels-last weights (auto: on
  * CUDA), so that the input's NHWC strides reach the convolutions as they are.
- * A package's layout is its own (the option's when the package does not say).
  */
-static void th_layout_model(THModel *th_model)
+static int th_layout_model(THModel *th_model)
 {
     int want = th_model->ctx->torch_option.channels_last;
 
+    if (th_model->aoti)
+        return th_package_layout(th_model, want);
     th_model->channels_last = want < 0 ? th_model->device_type == c10::DeviceType::CUDA : want;
-    if (th_model->aoti) {
-        int nhwc = ff_dnn_th_aoti_channels_last(th_model->aoti);
-        th_model->channels_last = nhwc >= 0 ? nhwc : want > 0;
-    }
-    if (!th_model->channels_last || th_model->aoti)
-        return;
+    if (!th_model->channels_last)
+        return 0;
     torch::NoGradGuard no_grad;
     for (torch::Tensor p : th_model->jit_model->parameters())
         if (p.dim() == 4)
             p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+    return 0;
 }
 
 /* The options name another device than the CUDA frames': say what parses. */
@@ -1082,11 +1084,10 @@ static int th_setup_cuda(THModel *th_model)
     th_model->device_index  = index;
     th_model->cuda_channels = 3;
     try {
-        th_layout_model(th_model);
+        return th_layout_model(th_model);
     } catch (const std::exception &e) {
         return th_error(ctx, "could not make the weights channels-last", e);
     }
-    return 0;
 }
 
 static int get_input_th(DNNModel *model, DNNData *input, const char *)
@@ -1377,10 +1378,8 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
             th_model->jit_model->eval();
         }
         ret = th_setup_precision(ctx, th_model);
-        if (ret >= 0 && th_model->aoti)
-            ret = th_check_package_layout(ctx, th_model);
         if (ret >= 0)
-            th_layout_model(th_model);
+            ret = th_layout_model(th_model);
     } catch (const std::exception &e) {
         char what[256];
         snprintf(what, sizeof(what), "could not load %s '%s'", th_model->aoti ?

@@ -286,9 +286,10 @@ torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
     if (input.is_cuda())
         stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
                      ->getStream(input.device()).native_handle();
-    out = a->loader->run({ input.contiguous(a->channels_last < 0 ? input.suggest_memory_format() :
-                                            a->channels_last ? at::MemoryFormat::ChannelsLast :
-                                            at::MemoryFormat::Contiguous) }, stream);
+    out = a->loader->run({ a->channels_last < 0 ? input :
+                           input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
+                                                               at::MemoryFormat::Contiguous) },
+                         stream);
     if (out.empty())
         throw std::runtime_error("the package returned no tensor");
     return out[0];

@@ -840,13 +840,14 @@ def multigpu_two_chains(s):
             "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
 
 
-def aoti_package(s, name, dtype, channels_last=False):
-    """The conv model as a CUDA package (compiled here once, about a minute;
-    named .pt: the backend tells packages by content), or None."""
+def aoti_package(s, name):
+    """aoti_NAME[_fp16][_cl]: that model as a CUDA package (compiled here once,
+    about a minute; named .pt: the backend tells packages by content), or None."""
     pkg = s.model(name)
     if not os.path.exists(pkg):
+        model, dtype, cl = models.package_variant(name[len("aoti_"):])
         try:
-            models.package("conv", pkg + "2", "cuda", dtype=dtype, channels_last=channels_last)
+            models.package(model, pkg + "2", "cuda", dtype=dtype, channels_last=cl)
             os.rename(pkg + "2", pkg)
         except Exception as e:      # noqa: BLE001 - reported as a failure
             s.check(name + "-compile", False, "(%s)" % str(e).splitlines()[0][:200])
@@ -860,7 +861,7 @@ def run_aoti(s):
     the TorchScript model on the same frames; a float16 package, NCHW and
     exported channels-last (its frames go in as NHWC views, no copy)."""
     w, h = 96, 64
-    if not aoti_package(s, "aoti_conv", torch.float32):
+    if not aoti_package(s, "aoti_conv"):
         return
     ref = s.cpu_path("conv", w, h)
     out, rc, err = s.cuda_path("aoti_conv", "rgb0", w, h)
@@ -879,12 +880,12 @@ def run_aoti(s):
             "(rc %d)" % rc)
     aoti_nv12(s, w, h)
     memcheck(s, "aoti", False, "rgb0", "aoti_conv", "%dx%d" % (w, h))
-    if aoti_package(s, "aoti_conv_fp16", torch.float16):
+    if aoti_package(s, "aoti_conv_fp16"):
         out, rc, err = s.cuda_path("aoti_conv_fp16", "rgb0", w, h)
         s.compare("aoti-cuda-fp16-rgb0-vs-cpu", ref, out, 2)
         out, rc, err = s.cpu_frames("aoti_conv_fp16", "rgb24", w, h)
         s.compare("aoti-cuda-fp16-cpuframes-vs-cpu", ref, out, 2)
-    if aoti_package(s, "aoti_conv_fp16_cl", torch.float16, True):
+    if aoti_package(s, "aoti_conv_fp16_cl"):
         out, rc, err = s.cuda_path("aoti_conv_fp16_cl", "rgb0", w, h)
         s.compare("aoti-cuda-fp16-cl-rgb0-vs-cpu", ref, out, 2)
         s.check("aoti-cuda-fp16-cl-log", "xHxW channels-last" in err,
