@@ -25,6 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from dnn_package import compile_package
+
 
 class Sharpen(nn.Module):
     """Unsharp mask: a fixed 3x3 kernel on each channel."""
@@ -53,8 +55,7 @@ def export_package(model, path, device="cpu", dtype="fp32", layout=None):
         example = example.contiguous(memory_format=torch.channels_last)
     dims = {2: torch.export.Dim("h", min=16, max=2160),
             3: torch.export.Dim("w", min=16, max=3840)}
-    ep = torch.export.export(model, (example,), dynamic_shapes={"x": dims})
-    torch._inductor.aoti_compile_and_package(ep, package_path=path)
+    compile_package(model, example, dims, path)
 
 
 if __name__ == "__main__":

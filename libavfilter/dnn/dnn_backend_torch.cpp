@@ -994,23 +994,20 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
     return 0;
 }
 
-/*
- * A package takes the layout it was exported for, which channels_last
- * cannot change; the option's when the package does not say.
- */
+/* A package takes the layout it was exported for: channels_last cannot change it. */
 static int th_package_layout(THModel *th_model, int want)
 {
     DnnContext *ctx = th_model->ctx;
     int nhwc = ff_dnn_th_aoti_channels_last(th_model->aoti);
 
-    if (nhwc >= 0 && want >= 0 && want != nhwc) {
+    if (want >= 0 && want != nhwc) {
         av_log(ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package exported for %s "
                "input: channels_last=%d cannot change it (export it again from %s "
                "input)\n", ctx->model_filename, nhwc ? "channels-last" : "NCHW", want,
                want ? "a channels-last" : "an NCHW");
         return AVERROR(EINVAL);
     }
-    th_model->channels_last = nhwc >= 0 ? nhwc : want > 0;
+    th_model->channels_last = nhwc;
     return 0;
 }
 

@@ -22,17 +22,14 @@
  * @file
  * A .pt2 package holds a model compiled ahead of time for one kind of
  * device, with the input shapes, dtype and strides it was exported for.
- * The compiled code checks its input only when AOTI_RUNTIME_CHECK_INPUTS
- * is set, and then reports on stderr; without the check, a frame of
- * another size is read out of bounds.  So the check is switched on before
- * the package first runs, and what the package takes is read from its
- * generated checks at load, so that a frame it was not exported for is
- * refused here with the package's limits in the message.  The checks also
- * tell the layout: a package exported from a channels-last input checks
- * that its channel stride is 1, and is then given NHWC-strided input.
+ * Its compiled code does not check its input (unless the process
+ * environment asks it to), and reads a frame of another size out of
+ * bounds.  So every input is checked here against what the package says
+ * it takes, in its metadata (AOTInductor's aot_inductor.metadata, written
+ * by tools/dnn_package.py): dnn.input.dtype, dnn.input.layout and
+ * dnn.input.shape.  A package without them is refused at load.
  */
 
-#include <caffe2/serialize/inline_container.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
@@ -46,10 +43,11 @@ extern "C" {
 
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <regex>
 #include <string>
+#include <unordered_map>
+
+typedef std::unordered_map<std::string, std::string> THMetadata;
 
 struct THAoti {
     std::string path;
@@ -57,9 +55,8 @@ struct THAoti {
     std::string kind;               ///< the package's device: cpu or cuda
     c10::DeviceType type;
     int index;                      ///< the device it is loaded on
-    torch::ScalarType dtype;        ///< of its input, as its checks say
-    int dtype_read;                 ///< 0: no check found, dtype of the weights
-    int channels_last;              ///< NHWC-strided input: 1, NCHW: 0, no check found: -1
+    torch::ScalarType dtype;        ///< of its input
+    int channels_last;              ///< NHWC-strided input: 1, NCHW: 0
     int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
 };
 
@@ -87,56 +84,55 @@ int ff_dnn_th_aoti_is_package(const char *path)
     return tail.find(mark) != std::string::npos;
 }
 
-/* The generated C++ of the package's wrapper, where its input checks are. */
-static std::string th_wrapper_source(const std::string &path)
+/* "1x3x16..2160x16..3840": a size or MIN..MAX per dimension. */
+static int th_parse_shape(THAoti *a, const std::string &shape)
 {
-    caffe2::serialize::PyTorchStreamReader reader(path);
+    const char *p = shape.c_str();
 
-    for (const std::string &name : reader.getAllRecords()) {
-        if (name.size() > 12 && !name.compare(name.size() - 12, 12, ".wrapper.cpp") &&
-            name.find("aotinductor/") != std::string::npos) {
-            at::DataPtr data;
-            size_t n;
-            std::tie(data, n) = reader.getRecord(name);
-            return std::string((const char *)data.get(), n);
+    for (int d = 0; d < 4; d++) {
+        int n = 0;
+        if (sscanf(p, "%" SCNd64 "..%" SCNd64 "%n", &a->lo[d], &a->hi[d], &n) == 2) {
+            p += n;
+        } else if (sscanf(p, "%" SCNd64 "%n", &a->lo[d], &n) == 1) {
+            a->hi[d] = a->lo[d];
+            p += n;
+        } else {
+            return AVERROR(EINVAL);
         }
+        if (a->lo[d] < 1 || a->hi[d] < a->lo[d] || *p != (d < 3 ? 'x' : '\0'))
+            return AVERROR(EINVAL);
+        p++;
     }
-    return std::string();
+    return 0;
 }
 
-/* Input dtype, size limits and layout of input 0, from the generated checks. */
-static void th_read_checks(THAoti *a)
+/* The input the package's metadata describes; an error names the key. */
+static int th_read_input(THAoti *a, void *log_ctx, THMetadata &meta)
 {
     static const struct { const char *name; torch::ScalarType type; } types[] = {
         { "float32", torch::kFloat32 }, { "float16", torch::kHalf },
         { "bfloat16", torch::kBFloat16 },
     };
-    std::string src = th_wrapper_source(a->path);
-    size_t start = src.find("static void check_input_0(");
-    size_t end = src.find("static void check_input_1(");
-    std::smatch m;
+    const std::string &dtype = meta["dnn.input.dtype"], &layout = meta["dnn.input.layout"];
+    const char *bad = NULL;
 
-    src = start == std::string::npos ? std::string() : src.substr(start, end - start);
-    if (std::regex_search(src, m, std::regex("expected_dtype = aoti_torch_dtype_(\\w+)\\(\\)")))
-        for (const auto &t : types)
-            if (m[1] == t.name) {
-                a->dtype = t.type;
-                a->dtype_read = 1;
-            }
-    a->channels_last = src.empty() ? -1 :
-                       std::regex_search(src, std::regex("if \\(1 != \\w+_stride\\[1\\]\\)"));
-    std::regex limit("if \\((?:(\\d+) != \\w+_size\\[(\\d)\\]|\\w+_size\\[(\\d)\\] ([<>]) (\\d+))\\)");
-    for (auto it = std::sregex_iterator(src.begin(), src.end(), limit);
-         it != std::sregex_iterator(); ++it) {
-        const std::smatch &c = *it;
-        if (c[1].matched) {
-            int d = std::stoi(c[2]);
-            a->lo[d] = a->hi[d] = std::stoll(c[1]);
-        } else {
-            int d = std::stoi(c[3]);
-            (c[4] == "<" ? a->lo[d] : a->hi[d]) = std::stoll(c[5]);
-        }
-    }
+    a->dtype = torch::ScalarType::Undefined;
+    for (const auto &t : types)
+        if (dtype == t.name)
+            a->dtype = t.type;
+    a->channels_last = layout == "nhwc";
+    if (a->dtype == torch::ScalarType::Undefined)
+        bad = "dnn.input.dtype";
+    else if (layout != "nhwc" && layout != "nchw")
+        bad = "dnn.input.layout";
+    else if (th_parse_shape(a, meta["dnn.input.shape"]) < 0)
+        bad = "dnn.input.shape";
+    if (!bad)
+        return 0;
+    av_log(log_ctx, AV_LOG_ERROR, "'%s': the package's metadata has no valid %s "
+           "(tools/dnn_package.py says what to write): export it again with "
+           "tools/export-model.py\n", a->path.c_str(), bad);
+    return AVERROR(EINVAL);
 }
 
 /* Where the package runs: its kind, on the index asked for (CUDA: 0 if none). */
@@ -183,38 +179,21 @@ int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
                         bool device_given, c10::Device *device)
 {
     THAoti *a = new THAoti();
+    THMetadata meta;
     int ret;
 
     *paoti = a;
     a->path = path;
-    a->dtype = torch::kFloat32;
-    for (int d = 0; d < 4; d++) {
-        a->lo[d] = 0;
-        a->hi[d] = INT64_MAX;
-    }
-    /* the package's own checks of its input, before its first run */
-    setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
-    a->kind = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(
-        path, "model")["AOTI_DEVICE_KEY"];
+    meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(path, "model");
+    a->kind = meta["AOTI_DEVICE_KEY"];
     ret = th_pick_device(a, log_ctx, device_given, device);
-    if (ret < 0)
+    if (ret < 0 || (ret = th_read_input(a, log_ctx, meta)) < 0)
         return ret;
-    th_read_checks(a);
-    if (a->channels_last < 0)
-        av_log(log_ctx, AV_LOG_WARNING, "'%s': no input checks found in the package; "
-               "its sizes and layout are not known here (channels_last must match its "
-               "export)\n", path);
     th_new_loader(a);
-    if (!a->dtype_read)
-        for (const auto &c : a->loader->get_runner()->getConstantNamesToDtypes())
-            if (at::isFloatingType((c10::ScalarType)c.second)) {
-                a->dtype = (c10::ScalarType)c.second;
-                break;
-            }
     av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, input %s, "
            "1x%" PRId64 "xHxW%s, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
            a->kind.c_str(), c10::toString(a->dtype), a->lo[1],
-           a->channels_last > 0 ? " channels-last" : "", a->lo[2], a->hi[2], a->lo[3], a->hi[3]);
+           a->channels_last ? " channels-last" : "", a->lo[2], a->hi[2], a->lo[3], a->hi[3]);
     return 0;
 }
 
@@ -286,8 +265,7 @@ torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
     if (input.is_cuda())
         stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
                      ->getStream(input.device()).native_handle();
-    out = a->loader->run({ a->channels_last < 0 ? input :
-                           input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
+    out = a->loader->run({ input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
                                                                at::MemoryFormat::Contiguous) },
                          stream);
     if (out.empty())

@@ -27,28 +27,36 @@
 
 #include <torch/torch.h>
 
+#include "config.h"
+
+extern "C" {
+#include "libavutil/error.h"
+}
+
 typedef struct THAoti THAoti;
+
+#if HAVE_LIBTORCH_AOTI
 
 /** 1 when the file is an AOTInductor package (by its content), else 0. */
 int ff_dnn_th_aoti_is_package(const char *path);
 
 /**
- * Load a package for a device of its kind.  want is the device the user
- * asked for (cpu when no option was given); *device is set to where the
- * package runs.  Errors are logged in one line, naming the package's device.
+ * Load a package for a device of its kind.  *device is the device the
+ * user asked for (cpu when no option was given) and is set to where the
+ * package runs.  Errors are logged in one line: a package of another
+ * device, or one whose metadata does not describe its input.
  */
 int ff_dnn_th_aoti_load(THAoti **aoti, void *log_ctx, const char *path,
                         bool device_given, c10::Device *device);
 
 void ff_dnn_th_aoti_free(THAoti **aoti);
 
-/** The dtype of the package's floating-point weights (float32 if none). */
+/** The dtype of the package's input, as its metadata says. */
 torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti);
 
 /**
- * The layout of the package's input: 1 NHWC strides (exported from a
- * channels-last input), 0 contiguous NCHW, -1 when its checks do not say
- * (the input is then given as it comes).
+ * The layout of the package's input, as its metadata says: 1 NHWC strides
+ * (exported from a channels-last input), 0 contiguous NCHW.
  */
 int ff_dnn_th_aoti_channels_last(const THAoti *aoti);
 
@@ -62,5 +70,26 @@ int ff_dnn_th_aoti_to_device(THAoti *aoti, void *log_ctx, const c10::Device &dev
  * it was not exported for.
  */
 torch::Tensor ff_dnn_th_aoti_run(THAoti *aoti, const torch::Tensor &input);
+
+#else
+/* A LibTorch without AOTInductor's package loader: every file is TorchScript. */
+static inline int ff_dnn_th_aoti_is_package(const char *path) { return 0; }
+static inline int ff_dnn_th_aoti_load(THAoti **aoti, void *log_ctx, const char *path,
+                                      bool device_given, c10::Device *device)
+{
+    return AVERROR(ENOSYS);
+}
+static inline void ff_dnn_th_aoti_free(THAoti **aoti) {}
+static inline torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti) { return torch::kFloat32; }
+static inline int ff_dnn_th_aoti_channels_last(const THAoti *aoti) { return 0; }
+static inline int ff_dnn_th_aoti_to_device(THAoti *aoti, void *log_ctx, const c10::Device &device)
+{
+    return AVERROR(ENOSYS);
+}
+static inline torch::Tensor ff_dnn_th_aoti_run(THAoti *aoti, const torch::Tensor &input)
+{
+    throw std::runtime_error("no AOTInductor package loader in this build");
+}
+#endif /* HAVE_LIBTORCH_AOTI */
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_AOTI_H */

@@ -11,8 +11,8 @@ channels-last input); NAME[_fp16][_cl]_cuda_pt2 writes NAME[_fp16][_cl]_cuda.pt2
 a CUDA package for frames up to 4K (the benchmark's; kept when already there:
 a compile takes about a minute);
 "models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library;
-"models.py --strip-source IN.pt2 OUT.pt2" copies it without its generated
-C++ source (where the backend reads the package's input checks).
+"models.py --strip-metadata IN.pt2 OUT.pt2" copies it without the
+dnn.input metadata (tools/dnn_package.py) that tells the backend its input.
 
 Without names it writes the test models (NAMES); the benchmarks' larger
 models (compact, rrdb) are written when named.  module(NAME) gives the same
@@ -26,6 +26,9 @@ import sys
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "tools"))
+from dnn_package import compile_package  # noqa: E402
 
 
 class Conv(nn.Module):
@@ -304,8 +307,7 @@ def package(name, path, device="cpu", dtype=torch.float32, shapes=None,
     x = torch.rand(1, channels, 48, 64, device=device, dtype=dtype)
     if channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
-    ep = torch.export.export(m, (x,), dynamic_shapes={"x": {2: h, 3: w}})
-    torch._inductor.aoti_compile_and_package(ep, package_path=path)
+    compile_package(m, x, {2: h, 3: w}, path)
 
 
 def damage(src, dst):
@@ -328,13 +330,18 @@ def package_variant(base):
     return base[:-5] if half else base, torch.float16 if half else torch.float32, cl
 
 
-def strip_source(src, dst):
-    """A copy of package src without its generated wrapper source."""
+def strip_metadata(src, dst):
+    """A copy of package src whose metadata lacks the dnn.input keys."""
+    import json
     import zipfile
     with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w") as zo:
         for i in zi.infolist():
-            if not i.filename.endswith(".wrapper.cpp"):
-                zo.writestr(i, zi.read(i.filename))
+            data = zi.read(i.filename)
+            if i.filename.endswith("_metadata.json"):
+                meta = json.loads(data)
+                data = json.dumps({k: v for k, v in meta.items()
+                                   if not k.startswith("dnn.")}).encode()
+            zo.writestr(i, data)
 
 
 def write_bench_package(outdir, base):
@@ -349,8 +356,8 @@ def write_bench_package(outdir, base):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] in ("--damage", "--strip-source"):
-        copy = damage if sys.argv[1] == "--damage" else strip_source
+    if len(sys.argv) == 4 and sys.argv[1] in ("--damage", "--strip-metadata"):
+        copy = damage if sys.argv[1] == "--damage" else strip_metadata
         return copy(sys.argv[2], sys.argv[3])
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)

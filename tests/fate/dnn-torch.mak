@@ -525,13 +525,13 @@ endif
 # Against PyTorch running the TorchScript model on the same frames: packed
 # RGB and BGR, gray and the Y plane (conv1), x2 (sr2), a package compiled
 # for float16 input (against PyTorch in float16), one exported from a
-# channels-last input (given NHWC-strided input: the package's own input
-# checks, switched on, refuse other strides), async and sync; the
+# channels-last input (given NHWC-strided input, as its metadata says),
+# async and sync; the
 # format is told by the content, not the name (a package named .pt,
 # TorchScript named .pt2).  A frame outside the exported sizes, a precision
 # or a layout other than the package's and a package whose compiled
-# library is damaged are one-line errors.  A package without its generated
-# source (no checks to read) runs in the layout channels_last names.
+# library is damaged or whose metadata does not describe its input (the
+# dnn.input keys of tools/dnn_package.py) are one-line errors.
 $(DNNT)/%.pt2: $(SRC_PATH)/tests/dnn/models.py
 	@mkdir -p $(DNNT)
 	$(DNNT_PY)/models.py $(DNNT) $*_pt2
@@ -541,8 +541,8 @@ $(DNNT)/ts_named.pt2: $(DNNT)/models.stamp
 	cp $(DNNT)/conv.pt $@
 $(DNNT)/corrupt.pt2: $(DNNT)/conv.pt2
 	$(DNNT_PY)/models.py --damage $< $@
-$(DNNT)/nosrc_cl.pt2: $(DNNT)/conv_cl.pt2
-	$(DNNT_PY)/models.py --strip-source $< $@
+$(DNNT)/nometa.pt2: $(DNNT)/conv.pt2
+	$(DNNT_PY)/models.py --strip-metadata $< $@
 
 # $(1) test name, $(2) package file, $(3) options, $(4) pixfmt, $(5) model
 # for the oracle, $(6) width, $(7) height, $(8) allowed MAXDIFF (default 1),
@@ -563,7 +563,6 @@ $(eval $(call DNNT_PT2_ORACLE,pt2-sr2-rgb24,sr2.pt2,,rgb24,sr2,64,48))
 $(eval $(call DNNT_PT2_ORACLE,pt2-fp16-rgb24,conv_fp16.pt2,,rgb24,conv,96,64,2,fp16))
 $(eval $(call DNNT_PT2_ORACLE,pt2-cl-rgb24,conv_cl.pt2,,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-cl-bgr24-sync,conv_cl.pt2,:async=0:channels_last=1,bgr24,conv,96,64))
-$(eval $(call DNNT_PT2_ORACLE,pt2-cl-no-checks,nosrc_cl.pt2,:channels_last=1,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,,rgb24,conv,96,64))
 $(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,,rgb24,conv,96,64))
 
@@ -583,6 +582,8 @@ $(eval $(call DNNT_ERROR,pt2-layout-cl,conv_cl.pt2. is an AOTInductor package ex
 fate-dnn-torch-err-pt2-layout-cl: $(DNNT)/conv_cl.pt2
 $(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*corrupt.pt2.: ,corrupt.pt2,rgb24,))
 fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
+$(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the package.s metadata has no valid dnn.input.dtype,nometa.pt2,rgb24,))
+fate-dnn-torch-err-pt2-no-metadata: $(DNNT)/nometa.pt2
 
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
