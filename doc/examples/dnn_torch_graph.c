@@ -33,8 +33,8 @@
  * new size: that is what any graph needs, as most filters fix their sizes
  * when the graph is configured.  With -k the graph is kept and frames of the
  * new size are pushed into it: the buffer source lets them through with a
- * warning, and dnn_processing with the torch backend sizes each output frame
- * from the model's output itself; the output link keeps its first size.
+ * warning, but dnn_processing's output link keeps its first size, so the
+ * torch backend refuses the model's output of another size with an error.
  */
 
 #include <errno.h>

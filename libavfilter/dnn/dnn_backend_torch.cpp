@@ -460,39 +460,19 @@ static int th_download_staged(THInferRequest *request, const torch::Tensor &y, A
     return ret;
 }
 
-/* Give the output frame buffers of the model's output size when it differs. */
-static int th_resize_output_frame(THModel *th_model, AVFrame *out, int width, int height)
+/*
+ * Output frames have the output link's size, set from the model's output
+ * for the link's input size: a model whose output size changes mid-stream
+ * (a new input size in a graph that was kept) cannot be followed.
+ */
+static int th_check_output_size(THModel *th_model, const AVFrame *out, int width, int height)
 {
-    AVFrame *tmp;
-    int ret;
-
-    if (out->width == width && out->height == height && out->data[0])
+    if (out->width == width && out->height == height)
         return 0;
-    if (th_format_channels(out->format) == 1 && out->format != AV_PIX_FMT_GRAY8 &&
-        out->format != AV_PIX_FMT_GRAYF32) {
-        av_log(th_model->ctx, AV_LOG_ERROR, "model output is %dx%d but the output "
-               "frame is %dx%d; a %s stream cannot change size without "
-               "reconfiguring the filter graph\n", width, height, out->width,
-               out->height, av_get_pix_fmt_name((enum AVPixelFormat)out->format));
-        return AVERROR(EINVAL);
-    }
-    av_log(th_model->ctx, AV_LOG_VERBOSE, "frame size changed: output %dx%d -> %dx%d\n",
-           out->width, out->height, width, height);
-    tmp = av_frame_alloc();
-    if (!tmp)
-        return AVERROR(ENOMEM);
-    tmp->format = out->format;
-    tmp->width  = width;
-    tmp->height = height;
-    ret = av_frame_get_buffer(tmp, 0);
-    if (ret >= 0)
-        ret = av_frame_copy_props(tmp, out);
-    if (ret >= 0) {
-        av_frame_unref(out);
-        av_frame_move_ref(out, tmp);
-    }
-    av_frame_free(&tmp);
-    return ret;
+    av_log(th_model->ctx, AV_LOG_ERROR, "model output is %dx%d but the filter's "
+           "output is %dx%d: the input changed size without a new filter graph "
+           "(drop -reinit_filter 0)\n", width, height, out->width, out->height);
+    return AVERROR(EINVAL);
 }
 
 /* A failed forward: the model and the input shape, then LibTorch's line. */
@@ -564,7 +544,7 @@ static int infer_completion_callback(THInferRequest *request)
     channels = (int)y.size(1);
     height   = (int)y.size(2);
     width    = (int)y.size(3);
-    ret = th_resize_output_frame(th_model, out, width, height);
+    ret = th_check_output_size(th_model, out, width, height);
     if (ret < 0)
         return ret;
     if (request->cuda_stage)        /* runs inside ff_dnn_th_cuda_stage_run() */

@@ -94,9 +94,9 @@ FATE_DNN_TORCH += fate-dnn-torch-invert-rgb24
 # so every frame comes out: sync output against the oracle (all 15
 # frames), and async with 1, 2, 4 and 8 requests (on the CPU as many
 # forwards side by side, ending in any order) and with the default options
-# must give the same framecrc as sync.  With -reinit_filter 0 the same
-# filter sees frames of each size and sizes its output frames itself: sync
-# against the oracle, async against sync.
+# must give the same framecrc as sync.  With -reinit_filter 0 the graph is
+# kept, its output link keeps the first size, and the model's output for
+# the second size is a one-line error (DNNT_RESIZE_KEPT, below).
 DNNT_RESIZE_VF     = format=rgb24,$(DNNT_OPT)/conv.pt
 DNNT_RESIZE_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
     -vf $(DNNT_RESIZE_VF)
@@ -173,9 +173,21 @@ endef
 
 $(eval $(call DNNT_RESIZE_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),,resize.ref,default))
 $(eval $(call DNNT_RESIZE_TESTS,resize-concat,$(DNNT_RESIZE_concat),,resize.ref,default))
-$(eval $(call DNNT_RESIZE_TESTS,resize-inline,$(DNNT_RESIZE_inline),,resize.ref,))
 # the intra-op thread count of each forward, as a user sets it
-$(eval $(call DNNT_RESIZE_ASYNC,resize-inline,$(DNNT_RESIZE_inline),,async-nireq3-intra1,:async=1:nireq=3:intra_op_threads=1))
+$(eval $(call DNNT_RESIZE_ASYNC,resize-reinit,$(DNNT_RESIZE_reinit),,async-nireq3-intra1,:async=1:nireq=3:intra_op_threads=1))
+
+# A kept graph (-reinit_filter 0): output frames have the output link's
+# size, so the model's 80x56 output for the second part is one line at
+# error level and a non-zero exit, sync, async and in batches.
+# $(1) test name, $(2) input and filter, $(3) options
+define DNNT_RESIZE_KEPT
+fate-dnn-torch-err-$(1): $(DNNT)/resize/stamp $(DNNT)/resize-gray/stamp
+fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "model output is 80x56 but the filter.s output is 64x48: the input changed size" \
+    $(TARGET_PATH)/$(DNNT_FF) $(2)$(3) -f null -
+fate-dnn-torch-err-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-$(1)
+endef
 
 # batch_size 3 (frames per forward) on 15 frames whose size changes after
 # 5 and 10: a partly filled batch goes at each size change (inline) or at
@@ -188,7 +200,6 @@ $(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq3,:async=1:nireq=3:ba
 $(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq6,:async=1:nireq=6:batch_size=3))
 endef
 $(eval $(call DNNT_BATCH_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),))
-$(eval $(call DNNT_BATCH_TESTS,resize-inline,$(DNNT_RESIZE_inline),))
 
 # The same stream in gray8 through the one-channel model.
 $(eval $(call DNNT_RESIZE_PART,gray-a,64x48,0,gray))
@@ -210,9 +221,11 @@ DNNT_RESIZE_gray_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize-gray/%03
     -vf format=gray,$(DNNT_OPT)/conv1.pt
 DNNT_RESIZE_gray_inline = -reinit_filter 0 $(DNNT_RESIZE_gray_reinit)
 $(eval $(call DNNT_RESIZE_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),,resize-gray.ref,default))
-$(eval $(call DNNT_RESIZE_TESTS,resize-gray-inline,$(DNNT_RESIZE_gray_inline),,resize-gray.ref,))
 $(eval $(call DNNT_BATCH_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),))
-$(eval $(call DNNT_BATCH_TESTS,resize-gray-inline,$(DNNT_RESIZE_gray_inline),))
+$(eval $(call DNNT_RESIZE_KEPT,resize-kept,$(DNNT_RESIZE_inline),:async=0))
+$(eval $(call DNNT_RESIZE_KEPT,resize-kept-async,$(DNNT_RESIZE_inline),:async=1:nireq=2))
+$(eval $(call DNNT_RESIZE_KEPT,resize-kept-batch3,$(DNNT_RESIZE_inline),:async=1:nireq=6:batch_size=3))
+$(eval $(call DNNT_RESIZE_KEPT,resize-gray-kept,$(DNNT_RESIZE_gray_inline),:async=0))
 
 # A stream that changes pixel format twice (PNGs of 64x48: rgb24, gray8,
 # rgb24) through the invert model (1 - x, any number of channels): the
@@ -276,8 +289,15 @@ endef
 
 $(eval $(call DNNT_API_ORACLE,two-sizes,conv,-o async=0))
 $(eval $(call DNNT_API_ORACLE,two-sizes-async,conv,-o async=1 -o nireq=2 -o optimize=1))
-$(eval $(call DNNT_API_ORACLE,two-sizes-inline,conv,-k -o async=1 -o nireq=2))
-$(eval $(call DNNT_API_ORACLE,sr2-two-sizes-inline,sr2,-k -o async=0))
+
+# -k keeps one graph: the second size is the backend's one line, then the
+# example's failing call.
+fate-dnn-torch-api-two-sizes-kept: $(DNNT_API) $(DNNT)/models.stamp $(DNNT)/api-a.in $(DNNT)/api-b.in
+fate-dnn-torch-api-two-sizes-kept: CMD = $(DNNT_PY)/expect_error.py \
+    "model output is 96x64 but the filter.s output is 64x48.*failed" \
+    $(TARGET_PATH)/$(DNNT_API) -k -o async=1 -o nireq=2 $(TARGET_PATH)/$(DNNT)/conv.pt - $(DNNT_API_IN)
+fate-dnn-torch-api-two-sizes-kept: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-api-two-sizes-kept
 
 # The example's failures: the failing call and av_err2str() of its code.
 # $(1) test name, $(2) regex, $(3) model file, $(4) options of the example
@@ -636,11 +656,11 @@ fate-dnn-torch-valgrind-stop-early: CMD = $(DNNT_VG_FFMPEG) \
 fate-dnn-torch-valgrind-stop-early: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-stop-early
 
-# Batches of 3 on one graph whose frames change size twice: partly filled
-# batches go at each change and at the end.
+# Batches of 3 on frames that change size twice: partly filled batches go
+# at each drain of a graph and at the end.
 fate-dnn-torch-valgrind-batch: $(DNNT)/resize/stamp
 fate-dnn-torch-valgrind-batch: CMD = $(DNNT_VG_FFMPEG) \
-    $(DNNT_RESIZE_inline):async=1:nireq=6:batch_size=3 -f null -
+    $(DNNT_RESIZE_reinit):async=1:nireq=6:batch_size=3 -f null -
 fate-dnn-torch-valgrind-batch: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-batch
 
