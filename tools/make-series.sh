@@ -24,9 +24,15 @@ tree=$(cd "$tree" && pwd)
 case $work in /*) ;; *) work=$PWD/$work ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 
-# Fixed identity and dates: the same tree gives the same patches.
-export GIT_AUTHOR_NAME="LibTorch backend maintainers"
-export GIT_AUTHOR_EMAIL="dnn-torch@localhost"
+# The author is the user's git identity (the one who sends the series);
+# fixed dates: the same tree and author give the same patches.
+GIT_AUTHOR_NAME=$(git -C "$top" config user.name || true)
+GIT_AUTHOR_EMAIL=$(git -C "$top" config user.email || true)
+if [ -z "$GIT_AUTHOR_NAME" ] || [ -z "$GIT_AUTHOR_EMAIL" ]; then
+    echo "make-series: no git identity (git config user.name, user.email): the patches name no real author" >&2
+    GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-unknown} GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-unknown@invalid}
+fi
+export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME"
 export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
 export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z"
@@ -101,6 +107,16 @@ stage_files() {
     done
 }
 
+# A MAINTAINERS line for our files under upstream's "dnn" entry, naming
+# the series' author (its git identity: the one who answers for it).
+add_maintainer() {
+    awk -v line="$(printf '  %-38s%s' "$1" "$GIT_AUTHOR_NAME")" \
+        '{ print } /^dnn  / { print line; n++ } END { exit n != 1 }' \
+        "$work/MAINTAINERS" > "$work/MAINTAINERS.new" ||
+        die "no single dnn entry in MAINTAINERS"
+    mv "$work/MAINTAINERS.new" "$work/MAINTAINERS"
+}
+
 commit() {
     git -C "$work" add -A -f
     git -C "$work" diff --cached --quiet && die "commit '$subject' changes nothing"
@@ -131,6 +147,7 @@ while IFS= read -r line; do
     head:Patch:\ *) apply_patch ${line#Patch: } ;;
     head:File:\ *)  copy_file ${line#File: } ;;
     head:Step:\ *)  apply_step ${line#Step: } ;;
+    head:Maintainer:\ *) add_maintainer "${line#Maintainer: }" ;;
     head:)          state=body ;;
     body:---)       commit; state=none ;;
     body:*)         printf '%s\n' "$line" >> "$msg" ;;

@@ -125,10 +125,14 @@ typedef struct THModel {
 #define FLAGS AV_OPT_FLAG_FILTERING_PARAM
 static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
-    { "precision", "the model's dtype: auto (that of its weights), fp32, fp16 or bf16", OFFSET(precision), AV_OPT_TYPE_STRING, { .str = "auto" }, 0, 0, FLAGS, NULL },
+    { "precision", "the dtype the model runs in", OFFSET(precision), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 3, FLAGS, "precision" },
+        { "auto", "that of its weights", 0, AV_OPT_TYPE_CONST, { .i64 = 0 }, 0, 0, FLAGS, "precision" },
+        { "fp32", "float32",             0, AV_OPT_TYPE_CONST, { .i64 = 1 }, 0, 0, FLAGS, "precision" },
+        { "fp16", "float16",             0, AV_OPT_TYPE_CONST, { .i64 = 2 }, 0, 0, FLAGS, "precision" },
+        { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = 3 }, 0, 0, FLAGS, "precision" },
     { "channels_last", "channels-last weights and input (auto: on CUDA; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
     TH_BATCH_SIZE_OPTION
-    { "intra_op_threads", "LibTorch intra-op threads of each forward on the CPU (0: automatic, the cores shared among the requests that run at once)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS, NULL },
+    { "intra_op_threads", "intra-op threads of each forward on the CPU (0: the cores shared among the requests)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS, NULL },
     { NULL, NULL, 0, AV_OPT_TYPE_FLAGS, { .i64 = 0 }, 0, 0, 0, NULL }
 };
 
@@ -904,6 +908,7 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     return th_add_to_batch(th_model, request);
 }
 
+/* precision=1, 2, 3 (0 is auto) */
 static const struct {
     const char *name;
     torch::ScalarType type;
@@ -936,23 +941,11 @@ static torch::ScalarType th_weights_dtype(torch::jit::Module *module)
 /* Pick the dtype the model runs in (precision) and cast it once. */
 static int th_setup_precision(DnnContext *ctx, THModel *th_model)
 {
-    const char *name = ctx->torch_option.precision ? ctx->torch_option.precision : "auto";
+    int precision = ctx->torch_option.precision;
     torch::ScalarType weights = th_model->aoti ? ff_dnn_th_aoti_dtype(th_model->aoti) :
                                 th_weights_dtype(th_model->jit_model);
 
-    th_model->dtype = weights;
-    if (strcmp(name, "auto")) {
-        size_t i;
-        for (i = 0; i < FF_ARRAY_ELEMS(th_precisions); i++)
-            if (!strcmp(name, th_precisions[i].name))
-                break;
-        if (i == FF_ARRAY_ELEMS(th_precisions)) {
-            av_log(ctx, AV_LOG_ERROR, "precision '%s' is not one of auto, fp32, "
-                   "fp16, bf16\n", name);
-            return AVERROR(EINVAL);
-        }
-        th_model->dtype = th_precisions[i].type;
-    }
+    th_model->dtype = precision ? th_precisions[precision - 1].type : weights;
     if (th_model->dtype != torch::kFloat32 && th_model->dtype != torch::kHalf &&
         th_model->dtype != torch::kBFloat16) {
         av_log(ctx, AV_LOG_ERROR, "the model's weights are %s; use precision=fp32, "
@@ -962,7 +955,8 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
     if (th_model->dtype != weights && th_model->aoti) {
         av_log(ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package compiled for %s "
                "input: precision=%s cannot change it (export it again in that "
-               "precision)\n", ctx->model_filename, th_dtype_name(weights), name);
+               "precision)\n", ctx->model_filename, th_dtype_name(weights),
+               th_dtype_name(th_model->dtype));
         return AVERROR(EINVAL);
     }
     if (th_model->dtype != weights)

@@ -365,7 +365,7 @@ $(eval $(call DNNT_RAISE_MID,raises-mid-nireq4,rgb24,:async=1:nireq=4))
 $(eval $(call DNNT_RAISE_MID,raises-mid-gray8-nireq8,gray,:async=1:nireq=8))
 
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
-$(eval $(call DNNT_ERROR,precision-invalid,precision .fp8. is not one of auto$(DNNT_COMMA) fp32$(DNNT_COMMA) fp16$(DNNT_COMMA) bf16,conv.pt,rgb24,:precision=fp8))
+$(eval $(call DNNT_ERROR,precision-invalid,Unable to parse .precision. option value .fp8.,conv.pt,rgb24,:precision=fp8))
 $(eval $(call DNNT_ERROR,output-batch,model output has batch size 1; expected 3$(DNNT_COMMA) the frames of its input .batch_size 3.,batch_first.pt,rgb24,:batch_size=3))
 $(eval $(call DNNT_ERROR,batch-nireq,nireq 2 is less than batch_size 3,conv.pt,rgb24,:nireq=2:batch_size=3))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
@@ -392,12 +392,13 @@ fate-dnn-torch-err-device-escaped: CMD = $(DNNT_PY)/expect_error.py --one-line \
 fate-dnn-torch-err-device-escaped: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-err-device-escaped
 
-# -h filter=dnn_processing says what the defaults are and what device and
-# device_id take.
+# -h filter=dnn_processing says what the defaults are, what device and
+# device_id take, and names precision's values.
 fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
     "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
-    "^ +torch +4 " "nireq .*0: automatic" "intra_op_threads .*0: automatic" "device .*cpu .default.$(DNNT_COMMA) cuda$(DNNT_COMMA) cudaN for GPU N .cuda1" \
-    "device_id .*index of the GPU when device names none: device=cuda:device_id=1" \
+    "^ +torch +4 " "nireq .*0: automatic" "intra_op_threads .*0: the cores shared" \
+    "device .*torch: cpu$(DNNT_COMMA) cuda$(DNNT_COMMA) xpu" "device_id .*index of the GPU when device names none" \
+    "precision .*<int>.*default auto" "^ +fp16 +2 .*float16" \
     -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
 fate-dnn-torch-help: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help
