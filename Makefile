@@ -78,17 +78,31 @@ ffmpeg-build: prepare $(OBJ)/ffbuild/config.mak
 	@ln -sfn build/$(PROFILE)/ffprobe ffprobe
 	@ln -sfn $(PROFILE)/$(EXAMPLE) $(BUILD)/dnn_torch_graph
 
-check: ffmpeg-build
+# The series' FATE tests (tests/fate/dnn-torch.mak, on the samples in
+# fate-suite/) run first with a PATH whose python3 and python fail: they
+# must need no Python.  Then our own tests (tests/fate/dnn-torch-oracle.mak).
+NOPY := $(BUILD)/no-python
+SAMPLES_DIR := $(TOP)/fate-suite
+
+$(NOPY)/python3:
+	@mkdir -p $(NOPY)
+	@printf '#!/bin/sh\necho "$$0 $$*: no Python in the series FATE tests" >&2\nexit 127\n' > $@
+	@chmod +x $@
+	@ln -sf python3 $(NOPY)/python
+
+check: ffmpeg-build $(NOPY)/python3
 	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
-	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
+	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
+	-+@PATH="$(NOPY):$(PATH)" CCACHE_NOHASHDIR=1 $(MAKE) -C $(OBJ) -k -j$(JOBS) \
+	    fate-dnn-torch-samples SAMPLES=$(SAMPLES_DIR)
+	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch-oracle TORCH_PYTHON=$(PYTHON) \
 	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL) DNNT_MASTER=$(MASTER_TARBALL)
 	@tools/fate-summary.sh $(OBJ) dnn-torch
 
 check-gpu: ffmpeg-build
 	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-*
-	@$(MAKE) -s -C $(OBJ) dnn-torch-testlist DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
-	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch TORCH_PYTHON=$(PYTHON) \
+	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
+	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch SAMPLES=$(SAMPLES_DIR) TORCH_PYTHON=$(PYTHON) \
 	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL) DNNT_MASTER=$(MASTER_TARBALL)
 	@tools/fate-summary.sh $(OBJ) dnn-torch > $(BUILD)/check-cpu.txt || true
 	@cat $(BUILD)/check-cpu.txt
@@ -170,7 +184,7 @@ series-base:
 series: $(if $(filter master,$(UPSTREAM)),series-base,prepare)
 	@$(S_ENV) tools/make-series.sh $(S_BASE) $(S_TREE) $(S_DIR)-work $(S_DIR)
 
-check-series: series
+check-series: series $(NOPY)/python3
 	@$(S_ENV) JOBS=$(JOBS) tools/check-series.sh $(S_DIR) $(S_DIR)-check $(if $(EACH),--each)
 
 clean:

@@ -29,7 +29,6 @@ case $work in /*) ;; *) work=$PWD/$work ;; esac
 patches=$(ls "$series"/*.patch 2>/dev/null | grep -v /0000-cover-letter.patch) ||
     die "no patches in $series: run make series"
 tarball=${BASE:-$(val FFMPEG_TARBALL)}
-python=$(val PYTHON)
 export PKG_CONFIG_PATH="$(val NVCODEC_PC)${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export CCACHE_NOHASHDIR=1
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
@@ -118,8 +117,10 @@ echo "== configure and build the whole series"
 build doc/examples/dnn_torch_graph
 echo "   built ffmpeg and doc/examples/dnn_torch_graph"
 
-echo "== fate-dnn-torch on the result"
+echo "== fate-dnn-torch on the result (samples in fate-suite/, no Python on the PATH)"
 rm -rf tests/data/fate/dnn-torch-*
-make -s dnn-torch-testlist
-make -k -j"$jobs" fate-dnn-torch TORCH_PYTHON="$python" > fate.log 2>&1 || true
+mkdir -p tests/data
+ls tests/ref/fate | sed -n 's/^dnn-torch-/fate-dnn-torch-/p' > tests/data/fate-dnn-torch.list
+PATH="$top/build/no-python:$PATH" make -k -j"$jobs" fate-dnn-torch \
+    SAMPLES="$top/fate-suite" > fate.log 2>&1 || true
 "$top/tools/fate-summary.sh" "$work" dnn-torch

@@ -49,7 +49,9 @@ git -C "$work" tag base
 
 used=$work.used      # "patch NAME PATH" and "file PATH", one a line
 msg=$work.msg
+locals=$work.local    # patches and files of ours that the series leaves out
 : > "$used"
+echo /dev/null/none > "$locals"
 
 # paths that a quilt patch touches
 patch_paths() {
@@ -140,6 +142,7 @@ while IFS= read -r line; do
     for_base "$line" || continue
     case $state:$line in
     none:'#'*|none:) ;;
+    none:Local:\ *) echo "${line#Local: }" >> "$locals" ;;
     none:Subject:\ *)
         subject=${line#Subject: }
         printf '%s\n\n' "$subject" > "$msg"
@@ -164,13 +167,13 @@ for f in "$top"/patches/master/*.patch; do
 done
 
 # Everything used, and only once; the result is the prepared tree.
-base_series | while read -r p; do
+base_series | grep -vxF -f "$locals" | while read -r p; do
     for f in $(patch_paths "$p"); do echo "patch $p $f"; done
 done > "$work.want"
 cd "$top"
 git ls-files --cached --others --exclude-standard -- \
     libavfilter libavutil libavcodec libavformat tests doc/examples |
-    sed 's/^/file /' >> "$work.want"
+    grep -vxF -f "$locals" | sed 's/^/file /' >> "$work.want"
 for f in tools/series-steps/*.diff; do
     [ -f "$f" ] && basename "$f" .diff | sed 's/^/step /'
 done >> "$work.want"
@@ -181,11 +184,15 @@ if ! cmp -s "$work.want.s" "$work.used.s"; then
         -e 's/^> /  not ours or used twice: /p' >&2
     die "tools/series.txt does not cover patches/series and our files once each"
 fi
+# Our local patches (not sent) go on top, uncommitted, for the comparison.
+for p in $(base_series | grep -xF -f "$locals"); do
+    git -C "$work" apply "$(base_patch "$p")" || die "local patch $p does not apply"
+done
 awk '$1 != "step" { print $NF }' "$work.want.s" | sort -u | while read -r f; do
     cmp -s "$work/$f" "$tree/$f" ||
         die "$f differs from the prepared tree (make prepare, or fix tools/series.txt)"
 done
-rm -rf "$used" "$msg" "$work.want" "$work.want.s" "$work.used.s" "$stage"
+rm -rf "$used" "$msg" "$locals" "$work.want" "$work.want.s" "$work.used.s" "$stage"
 
 git -C "$work" format-patch -q --no-signature --cover-letter -o "$out" base..HEAD
 "$top/tools/cover-letter.sh" "$out/0000-cover-letter.patch" ||

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Write the TorchScript models of FATE's dnn-torch samples.
+
+    python3 fate_samples.py DIR
+
+FATE runs them without Python (tests/fate/dnn-torch.mak, against framecrc
+references in tests/ref/fate/); this script only makes the samples, once,
+for fate-suite/dnn-torch/.  Every model computes exactly in float32 and
+float16 on any CPU: sign flips, one-hot convolutions (a copy of a
+neighbouring pixel of another channel), nearest upsampling and additions
+of such terms, so that an output pixel is an input pixel or 255 minus one,
+and a framecrc reference holds on every machine.
+"""
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Invert(nn.Module):
+    """1 - x, no parameters."""
+
+    def forward(self, x):
+        return 1.0 - x
+
+
+class Shift(nn.Module):
+    """Each output channel is the previous input channel moved one pixel to
+    the right and one down (a 3x3 convolution with one-hot kernels,
+    replicate padding)."""
+
+    def __init__(self, channels: int = 3):
+        super().__init__()
+        w = torch.zeros(channels, channels, 3, 3)
+        for c in range(channels):
+            w[c, (c + channels - 1) % channels, 0, 0] = 1.0
+        self.conv = nn.Conv2d(channels, channels, 3, bias=False)
+        self.conv.weight.data.copy_(w)
+
+    def forward(self, x):
+        return self.conv(F.pad(x, (1, 1, 1, 1), mode="replicate"))
+
+
+class Up2(nn.Module):
+    """x2 nearest upsampling of the shifted frame: a model whose output is
+    larger than its input."""
+
+    def __init__(self):
+        super().__init__()
+        self.shift = Shift(3)
+
+    def forward(self, x):
+        return F.interpolate(self.shift(x), scale_factor=2.0, mode="nearest")
+
+
+MODELS = {"invert": Invert, "shift": lambda: Shift(3), "shift1": lambda: Shift(1),
+          "up2": Up2}
+
+
+def main():
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    os.makedirs(sys.argv[1], exist_ok=True)
+    for name, make in MODELS.items():
+        torch.jit.script(make().eval()).save(os.path.join(sys.argv[1], name + ".pt"))
+
+
+if __name__ == "__main__":
+    main()

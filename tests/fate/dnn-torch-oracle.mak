@@ -1,0 +1,697 @@
+# Our own tests of the LibTorch DNN backend, beside the FATE tests of the
+# series (tests/fate/dnn-torch.mak); not part of the series, as they need
+# Python.
+#
+# Models come from tests/dnn/models.py (fixed seeds); references are computed
+# independently by PyTorch (tests/dnn/oracle.py) on the very frames ffmpeg
+# reads, or by another FFmpeg filter.  TORCH_PYTHON names a Python with torch.
+
+TORCH_PYTHON ?= python3
+DNNT      = tests/data/dnn-torch
+DNNT_PY   = $(TORCH_PYTHON) $(SRC_PATH)/tests/dnn
+DNNT_FF   = ./ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v error
+DNNT_OPT  = dnn_processing=dnn_backend=torch:model=$(TARGET_PATH)/$(DNNT)
+DNNT_COMMA := ,
+
+$(DNNT)/models.stamp: $(SRC_PATH)/tests/dnn/models.py
+	@mkdir -p $(DNNT)
+	$(DNNT_PY)/models.py $(DNNT)
+	@touch $@
+
+# Oracle test: raw frames of testsrc2 through the model, against PyTorch.
+# The frames are cut from a 96x64 testsrc2 in RGB, so that odd sizes stay odd.
+# $(1) test name, $(2) model, $(3) pixfmt, $(4) width, $(5) height (at most
+# 96x64), $(6) extra filter options, $(7) tiny_psnr unit, $(8) allowed MAXDIFF,
+# $(9) the dtype the oracle casts the model to (default: its weights')
+define DNNT_ORACLE
+$(DNNT)/$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=96x64:r=5 -frames:v 3 \
+	    -vf format=rgb24,crop=$(4):$(5):0:0,format=$(3) -f rawvideo -y $$@
+$(DNNT)/$(1).ref: $(DNNT)/$(1).in $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/$(2).pt $(3) $(4) $(5) $$< $$@ $(9)
+fate-dnn-torch-$(1): $(DNNT)/$(1).ref
+fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(3) -s $(4)x$(5) \
+    -i $(TARGET_PATH)/$(DNNT)/$(1).in -vf $(DNNT_OPT)/$(2).pt$(6) -f rawvideo -
+fate-dnn-torch-$(1): CMP = oneoff
+fate-dnn-torch-$(1): CMP_UNIT = $(7)
+fate-dnn-torch-$(1): FUZZ = $(8)
+fate-dnn-torch-$(1): REF = $(DNNT)/$(1).ref
+FATE_DNN_TORCH += fate-dnn-torch-$(1)
+endef
+
+$(eval $(call DNNT_ORACLE,conv-rgb24,conv,rgb24,96,64,,u8,1))
+$(eval $(call DNNT_ORACLE,conv-bgr24,conv,bgr24,96,64,,u8,1))
+$(eval $(call DNNT_ORACLE,sr2-rgb24,sr2,rgb24,64,48,,u8,1))
+
+# Every other format dnn_processing offers, through the one-channel model.
+# 91x51 gives padded lines and odd chroma sizes; chroma must come out as it
+# went in.  grayf32 is compared as floats: MAXDIFF is in units of 2^-24, so
+# the tolerance 256 is 2^-16 (about 1.5e-5).
+$(eval $(call DNNT_ORACLE,conv1-gray8,conv1,gray8,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-grayf32,conv1,grayf32,91,51,,f32,256))
+$(eval $(call DNNT_ORACLE,conv1-yuv420p,conv1,yuv420p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv422p,conv1,yuv422p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv444p,conv1,yuv444p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv410p,conv1,yuv410p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-yuv411p,conv1,yuv411p,91,51,,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-nv12,conv1,nv12,91,51,,u8,1))
+
+# Output types and range: half and bfloat16 output widened (the oracle
+# widens the same values; 2 LSB allowed), values outside [0, 1] clamped.
+$(eval $(call DNNT_ORACLE,half-rgb24,conv_half,rgb24,96,64,,u8,2))
+$(eval $(call DNNT_ORACLE,bf16-rgb24,conv_bf16,rgb24,96,64,,u8,2))
+$(eval $(call DNNT_ORACLE,clamp-rgb24,overshoot,rgb24,96,64,,u8,1))
+
+# Precision and layout on the CPU.  precision=fp32 and channels_last=1 (an
+# NHWC input, channels-last weights) must give what the float32 NCHW run
+# gives; weights saved in bfloat16 run in bfloat16 by default
+# (precision=auto), fp16 casts the float32 model: against PyTorch running
+# the same model in the same dtype on the same frames, 2 LSB.
+$(eval $(call DNNT_ORACLE,fp32-rgb24,conv,rgb24,96,64,:precision=fp32,u8,1))
+$(eval $(call DNNT_ORACLE,nhwc-bgr24,conv,bgr24,96,64,:channels_last=1,u8,1))
+$(eval $(call DNNT_ORACLE,wbf16-rgb24,conv_w_bf16,rgb24,96,64,,u8,2))
+$(eval $(call DNNT_ORACLE,bf16-cast-gray8,conv1,gray8,91,51,:precision=bf16,u8,2,bf16))
+$(eval $(call DNNT_ORACLE,fp16-cast-rgb24,conv,rgb24,96,64,:precision=fp16,u8,2,fp16))
+
+# A model with no parameters (1 - x) against FFmpeg's negate: exact.
+$(DNNT)/invert-rgb24.ref: $(DNNT)/conv-rgb24.in
+	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 96x64 -i $< -vf negate \
+	    -f rawvideo -y $@
+fate-dnn-torch-invert-vs-negate-rgb24: $(DNNT)/invert-rgb24.ref $(DNNT)/models.stamp
+fate-dnn-torch-invert-vs-negate-rgb24: CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 96x64 \
+    -i $(TARGET_PATH)/$(DNNT)/conv-rgb24.in -vf $(DNNT_OPT)/invert.pt -f rawvideo -
+fate-dnn-torch-invert-vs-negate-rgb24: CMP = oneoff
+fate-dnn-torch-invert-vs-negate-rgb24: FUZZ = 0
+fate-dnn-torch-invert-vs-negate-rgb24: REF = $(DNNT)/invert-rgb24.ref
+FATE_DNN_TORCH += fate-dnn-torch-invert-vs-negate-rgb24
+
+# A stream that changes size twice: 5 frames of 64x48, 5 of 80x56, 5 of
+# 64x48, cut from one testsrc2 so that no two frames are alike.  Each part
+# is a raw file; the stream is read two ways: PNGs through image2, and
+# three NUT clips of PNG frames joined by the concat demuxer.
+#
+# By default ffmpeg builds a new filter graph at each change and drains
+# the old one first (patches/fftools-ffmpeg_filter-drain-on-reinit.patch),
+# so every frame comes out: sync output against the oracle (all 15
+# frames), and async with 1, 2, 4 and 8 requests (on the CPU as many
+# forwards side by side, ending in any order) and with the default options
+# must give the same framecrc as sync.  With -reinit_filter 0 the graph is
+# kept, its output link keeps the first size, and the model's output for
+# the second size is a one-line error (DNNT_RESIZE_KEPT, below).
+DNNT_RESIZE_VF     = format=rgb24,$(DNNT_OPT)/conv.pt
+DNNT_RESIZE_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+    -vf $(DNNT_RESIZE_VF)
+DNNT_RESIZE_concat = -f concat -i $(TARGET_PATH)/$(DNNT)/resize/clips.ffconcat \
+    -vf $(DNNT_RESIZE_VF)
+DNNT_RESIZE_inline = -reinit_filter 0 $(DNNT_RESIZE_reinit)
+
+# $(1) part, $(2) size, $(3) its first frame in testsrc2, $(4) pixfmt
+define DNNT_RESIZE_PART
+$(DNNT)/resize-$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=$(2):r=5 -frames:v 5 \
+	    -vf format=rgb24,trim=start_frame=$(3),format=$(4) -f rawvideo -y $$@
+endef
+$(eval $(call DNNT_RESIZE_PART,a,64x48,0,rgb24))
+$(eval $(call DNNT_RESIZE_PART,b,80x56,5,rgb24))
+$(eval $(call DNNT_RESIZE_PART,c,64x48,10,rgb24))
+$(eval $(call DNNT_RESIZE_PART,gray,64x48,5,gray))
+
+# Recipe lines: part $(2) (size $(3), pixfmt $(4)) into directory $(1), as
+# PNGs numbered from $(5) and as a NUT clip added to the concat list.
+define DNNT_PART_TO_CLIPS
+$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s $(3) -framerate 5 \
+    -i $(DNNT)/resize-$(2).in -start_number $(5) $(1)/%03d.png
+$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s $(3) -framerate 5 \
+    -i $(DNNT)/resize-$(2).in -c:v png $(1)/$(2).nut
+printf 'file %s.nut\nduration 1\n' $(2) >> $(1)/clips.ffconcat
+endef
+
+$(DNNT)/resize/stamp: $(DNNT)/resize-a.in $(DNNT)/resize-b.in $(DNNT)/resize-c.in
+	@rm -rf $(DNNT)/resize && mkdir -p $(DNNT)/resize
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize,a,64x48,rgb24,1)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize,b,80x56,rgb24,6)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize,c,64x48,rgb24,11)
+	@touch $@
+$(DNNT)/resize.ref: $(DNNT)/resize/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 80 56 $(DNNT)/resize-b.in $@.b
+	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.b $@.c
+
+# $(1) test name, $(2) ffmpeg options up to the filter's options, $(3) what
+# follows them, $(4) reference: sync against the reference, and the sync
+# framecrc that the async cases must give
+define DNNT_RESIZE_ORACLE
+fate-dnn-torch-$(1)-sync: $(DNNT)/$(4)
+fate-dnn-torch-$(1)-sync: CMD = ffmpeg $(2):async=0$(3) -noautoscale -f rawvideo -
+fate-dnn-torch-$(1)-sync: CMP = oneoff
+fate-dnn-torch-$(1)-sync: FUZZ = 1
+fate-dnn-torch-$(1)-sync: REF = $(DNNT)/$(4)
+FATE_DNN_TORCH += fate-dnn-torch-$(1)-sync
+$(DNNT)/$(1)-sync.framecrc: $(DNNT)/$(4)
+	$(DNNT_FF) -nostats -noauto_conversion_filters $(2):async=0$(3) \
+	    -noautoscale -bitexact -f framecrc -y $$@
+endef
+
+# $(1) test name, $(2) and $(3) as above, $(4) name of the case, $(5) the
+# filter's options for it
+define DNNT_RESIZE_ASYNC
+fate-dnn-torch-$(1)-$(4): $(DNNT)/$(1)-sync.framecrc
+fate-dnn-torch-$(1)-$(4): CMD = framecrc $(2)$(5)$(3) -noautoscale
+fate-dnn-torch-$(1)-$(4): REF = $(DNNT)/$(1)-sync.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-$(1)-$(4)
+endef
+
+# $(1) test name, $(2) and $(3) as above, $(4) reference, $(5) with a case
+# of default options or not
+define DNNT_RESIZE_TESTS
+$(eval $(call DNNT_RESIZE_ORACLE,$(1),$(2),$(3),$(4)))
+$(foreach n,1 2 4 8,$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),async-nireq$(n),:async=1:nireq=$(n))))
+$(if $(5),$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),default,)))
+endef
+
+$(eval $(call DNNT_RESIZE_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),,resize.ref,default))
+$(eval $(call DNNT_RESIZE_TESTS,resize-concat,$(DNNT_RESIZE_concat),,resize.ref,default))
+# the intra-op thread count of each forward, as a user sets it
+$(eval $(call DNNT_RESIZE_ASYNC,resize-reinit,$(DNNT_RESIZE_reinit),,async-nireq3-intra1,:async=1:nireq=3:intra_op_threads=1))
+
+# A kept graph (-reinit_filter 0): output frames have the output link's
+# size, so the model's 80x56 output for the second part is one line at
+# error level and a non-zero exit, sync, async and in batches.
+# $(1) test name, $(2) input and filter, $(3) options
+define DNNT_RESIZE_KEPT
+fate-dnn-torch-err-$(1): $(DNNT)/resize/stamp $(DNNT)/resize-gray/stamp
+fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "model output is 80x56 but the filter.s output is 64x48: the input changed size" \
+    $(TARGET_PATH)/$(DNNT_FF) $(2)$(3) -f null -
+fate-dnn-torch-err-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-$(1)
+endef
+
+# batch_size 3 (frames per forward) on 15 frames whose size changes after
+# 5 and 10: a partly filled batch goes at each size change (inline) or at
+# each drain (reinit) and at the end; sync, and async with one and two
+# batches of requests, identical to sync without batches.
+# $(1) test name, $(2) and $(3) as for DNNT_RESIZE_ASYNC
+define DNNT_BATCH_TESTS
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-sync,:async=0:batch_size=3))
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq3,:async=1:nireq=3:batch_size=3))
+$(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq6,:async=1:nireq=6:batch_size=3))
+endef
+$(eval $(call DNNT_BATCH_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),))
+
+# The same stream in gray8 through the one-channel model.
+$(eval $(call DNNT_RESIZE_PART,gray-a,64x48,0,gray))
+$(eval $(call DNNT_RESIZE_PART,gray-b,80x56,5,gray))
+$(eval $(call DNNT_RESIZE_PART,gray-c,64x48,10,gray))
+$(DNNT)/resize-gray/stamp: $(DNNT)/resize-gray-a.in $(DNNT)/resize-gray-b.in $(DNNT)/resize-gray-c.in
+	@rm -rf $(DNNT)/resize-gray && mkdir -p $(DNNT)/resize-gray
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize-gray,gray-a,64x48,gray,1)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize-gray,gray-b,80x56,gray,6)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/resize-gray,gray-c,64x48,gray,11)
+	@touch $@
+$(DNNT)/resize-gray.ref: $(DNNT)/resize-gray/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/conv1.pt gray8 64 48 $(DNNT)/resize-gray-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/conv1.pt gray8 80 56 $(DNNT)/resize-gray-b.in $@.b
+	$(DNNT_PY)/oracle.py $(DNNT)/conv1.pt gray8 64 48 $(DNNT)/resize-gray-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.b $@.c
+DNNT_RESIZE_gray_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize-gray/%03d.png \
+    -vf format=gray,$(DNNT_OPT)/conv1.pt
+DNNT_RESIZE_gray_inline = -reinit_filter 0 $(DNNT_RESIZE_gray_reinit)
+$(eval $(call DNNT_RESIZE_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),,resize-gray.ref,default))
+$(eval $(call DNNT_BATCH_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),))
+$(eval $(call DNNT_RESIZE_KEPT,resize-kept,$(DNNT_RESIZE_inline),:async=0))
+$(eval $(call DNNT_RESIZE_KEPT,resize-kept-async,$(DNNT_RESIZE_inline),:async=1:nireq=2))
+$(eval $(call DNNT_RESIZE_KEPT,resize-kept-batch3,$(DNNT_RESIZE_inline),:async=1:nireq=6:batch_size=3))
+$(eval $(call DNNT_RESIZE_KEPT,resize-gray-kept,$(DNNT_RESIZE_gray_inline),:async=0))
+
+# A stream that changes pixel format twice (PNGs of 64x48: rgb24, gray8,
+# rgb24) through the invert model (1 - x, any number of channels): the
+# model gets the gray8 frames as they are and scale turns its output into
+# rgb24.  Sync against the oracle, async against sync, as above.
+$(DNNT)/pixfmt/stamp: $(DNNT)/resize-a.in $(DNNT)/resize-gray.in $(DNNT)/resize-c.in
+	@rm -rf $(DNNT)/pixfmt && mkdir -p $(DNNT)/pixfmt
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/pixfmt,a,64x48,rgb24,1)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/pixfmt,gray,64x48,gray,6)
+	$(call DNNT_PART_TO_CLIPS,$(DNNT)/pixfmt,c,64x48,rgb24,11)
+	@touch $@
+$(DNNT)/pixfmt.ref: $(DNNT)/pixfmt/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/invert.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/invert.pt gray8 64 48 $(DNNT)/resize-gray.in $@.g
+	$(DNNT_FF) -f rawvideo -pix_fmt gray -s 64x48 -i $@.g -vf scale,format=rgb24 \
+	    -f rawvideo -y $@.b
+	$(DNNT_PY)/oracle.py $(DNNT)/invert.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.g $@.b $@.c
+DNNT_PIXFMT = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/pixfmt/%03d.png \
+    -vf $(DNNT_OPT)/invert.pt
+$(eval $(call DNNT_RESIZE_TESTS,pixfmt,$(DNNT_PIXFMT),$(DNNT_COMMA)scale$(DNNT_COMMA)format=rgb24,pixfmt.ref,default))
+
+# The libavfilter API example doc/examples/dnn_torch_graph.c builds
+# buffer -> dnn_processing -> buffersink itself, sets the options through
+# AVOptions (optimize is the torch backend's child option) and is fed 4
+# frames of 64x48, then 3 of 96x64.  By default it drains the graph at the
+# size change and builds a new one (sync, and async with optimize); with -k
+# it keeps the graph and the backend sizes the output frames itself (also
+# with sr2, whose output is twice the input).  All against the oracle.
+DNNT_API    = doc/examples/dnn_torch_graph$(PROGSSUF)$(EXESUF)
+DNNT_API_G  = doc/examples/dnn_torch_graph$(PROGSSUF)_g$(EXESUF)
+DNNT_API_IN = $(TARGET_PATH)/$(DNNT)/api-a.in 64x48 \
+              $(TARGET_PATH)/$(DNNT)/api-b.in 96x64
+$(DNNT)/api-a.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=64x48:r=5 -frames:v 4 \
+	    -vf format=rgb24 -f rawvideo -y $@
+$(DNNT)/api-b.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=96x64:r=5 -frames:v 3 \
+	    -vf format=rgb24,trim=start_frame=4 -f rawvideo -y $@
+$(DNNT)/api-%.ref: $(DNNT)/api-a.in $(DNNT)/api-b.in $(DNNT)/models.stamp \
+                   $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/$*.pt rgb24 64 48 $(DNNT)/api-a.in $@.a
+	$(DNNT_PY)/oracle.py $(DNNT)/$*.pt rgb24 96 64 $(DNNT)/api-b.in $@.b
+	cat $@.a $@.b > $@
+	@rm -f $@.a $@.b
+
+# $(1) test name, $(2) model, $(3) options of the example
+define DNNT_API_ORACLE
+fate-dnn-torch-api-$(1): $(DNNT_API) $(DNNT)/api-$(2).ref
+fate-dnn-torch-api-$(1): CMD = run $(DNNT_API) $(3) \
+    $(TARGET_PATH)/$(DNNT)/$(2).pt - $(DNNT_API_IN)
+fate-dnn-torch-api-$(1): CMP = oneoff
+fate-dnn-torch-api-$(1): CMP_UNIT = u8
+fate-dnn-torch-api-$(1): FUZZ = 1
+fate-dnn-torch-api-$(1): REF = $(DNNT)/api-$(2).ref
+FATE_DNN_TORCH += fate-dnn-torch-api-$(1)
+endef
+
+$(eval $(call DNNT_API_ORACLE,two-sizes,conv,-o async=0))
+$(eval $(call DNNT_API_ORACLE,two-sizes-async,conv,-o async=1 -o nireq=2 -o optimize=1))
+
+# -k keeps one graph: the second size is the backend's one line, then the
+# example's failing call.
+fate-dnn-torch-api-two-sizes-kept: $(DNNT_API) $(DNNT)/models.stamp $(DNNT)/api-a.in $(DNNT)/api-b.in
+fate-dnn-torch-api-two-sizes-kept: CMD = $(DNNT_PY)/expect_error.py \
+    "model output is 96x64 but the filter.s output is 64x48.*failed" \
+    $(TARGET_PATH)/$(DNNT_API) -k -o async=1 -o nireq=2 $(TARGET_PATH)/$(DNNT)/conv.pt - $(DNNT_API_IN)
+fate-dnn-torch-api-two-sizes-kept: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-api-two-sizes-kept
+
+# The example's failures: the failing call and av_err2str() of its code.
+# $(1) test name, $(2) regex, $(3) model file, $(4) options of the example
+define DNNT_API_ERROR
+fate-dnn-torch-api-$(1): $(DNNT_API) $(DNNT)/models.stamp $(DNNT)/api-a.in
+fate-dnn-torch-api-$(1): CMD = $(DNNT_PY)/expect_error.py "$(2)" \
+    $(TARGET_PATH)/$(DNNT_API) $(4) $(TARGET_PATH)/$(DNNT)/$(3) - \
+    $(TARGET_PATH)/$(DNNT)/api-a.in 64x48
+fate-dnn-torch-api-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-api-$(1)
+endef
+
+$(eval $(call DNNT_API_ERROR,bad-model,cannot open model file.*avfilter_init_str.dnn_processing. failed: Invalid argument .-22.,no_such_model.pt,))
+$(eval $(call DNNT_API_ERROR,bad-option,has no option .no_such_option..*av_opt_find failed: Option not found,conv.pt,-o no_such_option=1))
+$(eval $(call DNNT_API_ERROR,bad-option-value,cannot set nireq=x.*av_opt_set failed: Invalid argument,conv.pt,-o nireq=x))
+
+# Failures: exit status > 0, no signal, and the message on stderr: one line
+# at error level (no TorchScript traceback).
+# $(1) test name, $(2) regex, $(3) model file, $(4) pixfmt, $(5) more options
+define DNNT_ERROR
+fate-dnn-torch-err-$(1): $(DNNT)/models.stamp
+fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py --one-line "$(2)" \
+    $(TARGET_PATH)/$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -vf format=$(4),$(DNNT_OPT)/$(3)$(5) -f null -
+fate-dnn-torch-err-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-$(1)
+endef
+
+$(eval $(call DNNT_ERROR,missing-model,cannot open model file,no_such_model.pt,rgb24,))
+$(eval $(call DNNT_ERROR,not-torchscript,could not load TorchScript model,not_torchscript.pt,rgb24,))
+$(eval $(call DNNT_ERROR,forward-raises-sync,model forward failed .[^ ]*raise_late.pt.$(DNNT_COMMA) input 1x3x24x32.: .*raise_late: frame,raise_late.pt,rgb24,:async=0))
+$(eval $(call DNNT_ERROR,forward-raises-async,model forward failed.*raise_late: frame,raise_late.pt,rgb24,:async=1:nireq=2))
+
+# A model that raises on one frame in the middle of a run whose forwards run
+# side by side (frame 11 of 20 is all white): the error, a clean exit, no
+# hang (expect_error.py gives the command 300 s).
+# $(1) pixfmt
+define DNNT_WHITE_MID
+$(DNNT)/white-mid-$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 10 \
+	    -vf format=rgb24,format=$(1) -f rawvideo -y $$@.a
+	$(DNNT_FF) -f lavfi -i color=c=white:s=32x24:r=5 -frames:v 1 \
+	    -vf format=rgb24,format=$(1) -f rawvideo -y $$@.b
+	$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 9 \
+	    -vf format=rgb24,trim=start_frame=10,format=$(1) -f rawvideo -y $$@.c
+	cat $$@.a $$@.b $$@.c > $$@
+	@rm -f $$@.a $$@.b $$@.c
+endef
+$(eval $(call DNNT_WHITE_MID,rgb24))
+$(eval $(call DNNT_WHITE_MID,gray))
+
+# $(1) test name, $(2) pixfmt, $(3) options
+define DNNT_RAISE_MID
+fate-dnn-torch-err-$(1): $(DNNT)/models.stamp $(DNNT)/white-mid-$(2).in
+fate-dnn-torch-err-$(1): CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "model forward failed .[^ ]*raise_white.pt.$(DNNT_COMMA) input 1x[13]x24x32.: .*raise_white: an all-white frame" \
+    $(TARGET_PATH)/$(DNNT_FF) -f rawvideo -pix_fmt $(2) -s 32x24 \
+    -i $(TARGET_PATH)/$(DNNT)/white-mid-$(2).in \
+    -vf format=$(2),$(DNNT_OPT)/raise_white.pt$(3) -f null -
+fate-dnn-torch-err-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-$(1)
+endef
+$(eval $(call DNNT_RAISE_MID,raises-mid-nireq4,rgb24,:async=1:nireq=4))
+$(eval $(call DNNT_RAISE_MID,raises-mid-gray8-nireq8,gray,:async=1:nireq=8))
+
+$(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
+$(eval $(call DNNT_ERROR,precision-invalid,Unable to parse .precision. option value .fp8.,conv.pt,rgb24,:precision=fp8))
+$(eval $(call DNNT_ERROR,output-batch,model output has batch size 1; expected 3$(DNNT_COMMA) the frames of its input .batch_size 3.,batch_first.pt,rgb24,:batch_size=3))
+$(eval $(call DNNT_ERROR,batch-nireq,nireq 2 is less than batch_size 3,conv.pt,rgb24,:nireq=2:batch_size=3))
+$(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
+
+# The device option.  ':' separates filter options, so GPU N is written
+# cudaN; cuda:N needs its colon escaped for both levels of a filter string
+# (here read from a -/vf file, with no shell in between); device_id gives
+# the index when device has none.  Each must reach the backend as cuda:99,
+# which the error names: "finds no CUDA device" without a GPU, "does not
+# exist" with one, so these run the same on both machines.
+DNNT_CUDA99 = device .$(1). .cuda:99. (asked for|does not exist)
+$(eval $(call DNNT_ERROR,device-cudaN,$(call DNNT_CUDA99,cuda99),conv.pt,rgb24,:device=cuda99))
+$(eval $(call DNNT_ERROR,device-id,$(call DNNT_CUDA99,cuda),conv.pt,rgb24,:device=cuda:device_id=99))
+$(eval $(call DNNT_ERROR,device-two-gpus,device=cuda1 and device_id=2 name two devices,conv.pt,rgb24,:device=cuda1:device_id=2))
+# a name that is no device: the message says what parses
+$(eval $(call DNNT_ERROR,device-name,device .gpu1. is not a device name; use cpu$(DNNT_COMMA) cuda$(DNNT_COMMA) cudaN for GPU N .device=cuda1.,conv.pt,rgb24,:device=gpu1))
+
+$(DNNT)/device-escaped.vf: $(DNNT)/models.stamp
+	printf '%s\n' 'format=rgb24,$(DNNT_OPT)/conv.pt:device=cuda\\\:99' > $@
+fate-dnn-torch-err-device-escaped: $(DNNT)/device-escaped.vf
+fate-dnn-torch-err-device-escaped: CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "$(call DNNT_CUDA99,cuda:99)" $(TARGET_PATH)/$(DNNT_FF) \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 -/vf $(TARGET_PATH)/$(DNNT)/device-escaped.vf -f null -
+fate-dnn-torch-err-device-escaped: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-device-escaped
+
+# -h filter=dnn_processing says what the defaults are, what device and
+# device_id take, and names precision's values.
+fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
+    "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
+    "^ +torch +4 " "nireq .*0: automatic" "intra_op_threads .*0: the cores shared" \
+    "device .*torch: cpu$(DNNT_COMMA) cuda$(DNNT_COMMA) xpu" "device_id .*index of the GPU when device names none" \
+    "precision .*<int>.*default auto" "^ +fp16 +2 .*float16" \
+    -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
+fate-dnn-torch-help: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-help
+
+# The requests, batch size and intra-op threads chosen, at verbose level:
+# with async on the CPU the requests run side by side, with the count asked
+# for; the automatic choice gives at least two; without async, LibTorch's
+# default; with batch_size 2, workers for batches of 2 requests.
+# $(1) test name, $(2) filter options, $(3) regex
+define DNNT_THREADS
+fate-dnn-torch-threads-$(1): $(DNNT)/models.stamp
+fate-dnn-torch-threads-$(1): CMD = $(DNNT_PY)/expect_output.py $(3) -- \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt$(2) -f null -
+fate-dnn-torch-threads-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-threads-$(1)
+endef
+$(eval $(call DNNT_THREADS,explicit,:async=1:nireq=3:intra_op_threads=2,\
+    "async$(DNNT_COMMA) 3 requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 2$$$$"))
+$(eval $(call DNNT_THREADS,auto,:async=1,\
+    "async$(DNNT_COMMA) ([2-9]|[1-9][0-9]+) requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: [1-9]"))
+$(eval $(call DNNT_THREADS,sync,:async=0,\
+    "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 0 .LibTorch.s default.$$$$"))
+$(eval $(call DNNT_THREADS,batch,:async=1:nireq=4:batch_size=2:intra_op_threads=1,\
+    "async$(DNNT_COMMA) 4 requests side by side$(DNNT_COMMA) batch size 2$(DNNT_COMMA) intra-op threads: 1$$$$"))
+
+# optimize is per model: whether TorchScript's graph executor optimizes is a
+# thread-local flag of LibTorch, set around each forward in the thread that
+# runs it.  PYTORCH_JIT_LOG_LEVEL makes the executor print each graph it
+# optimizes ("Optimized Graph:", then the model's class) or runs as it is.
+# $(1) test name, $(2) the filters after format=rgb24, $(3) regexes
+define DNNT_OPTIMIZE
+fate-dnn-torch-optimize-$(1): $(DNNT)/models.stamp
+fate-dnn-torch-optimize-$(1): CMD = env "PYTORCH_JIT_LOG_LEVEL=>profiling_graph_executor_impl" \
+    $(DNNT_PY)/expect_output.py $(3) -- $(TARGET_PATH)/$(DNNT_FF) \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 -vf format=rgb24,$(strip $(2)) -f null -
+fate-dnn-torch-optimize-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-optimize-$(1)
+endef
+
+# "X Graph:", then on the next line the class of the model: graphs that
+# the executor optimized, or set up to run as they are (NoOpt)
+DNNT_OPT_INV    = "Optimized Graph: *\n[^\n]*__torch__\.Invert,"
+DNNT_OPT_CONV   = "Optimized Graph: *\n[^\n]*__torch__\.Conv,"
+DNNT_NOOPT_INV  = "NoOpt Graph: *\n[^\n]*__torch__\.Invert,"
+DNNT_NOOPT_CONV = "NoOpt Graph: *\n[^\n]*__torch__\.Conv,"
+DNNT_INV_ON     = $(DNNT_OPT)/invert.pt:async=0:optimize=1
+DNNT_CONV_OFF   = $(DNNT_OPT)/conv.pt:async=0:optimize=0
+
+# optimize=0 with async: the forwards on the worker thread are not optimized
+$(eval $(call DNNT_OPTIMIZE,async-off,$(DNNT_OPT)/conv.pt:async=1:optimize=0,\
+    $(DNNT_NOOPT_CONV) "!Optimized Graph:"))
+$(eval $(call DNNT_OPTIMIZE,async-on,$(DNNT_OPT)/conv.pt:async=1:optimize=1,\
+    $(DNNT_OPT_CONV) "!"$(DNNT_NOOPT_CONV)))
+# two models in one thread, loaded in either order: each keeps its own
+DNNT_PER_MODEL  = $(DNNT_OPT_INV) "!"$(DNNT_NOOPT_INV) $(DNNT_NOOPT_CONV) "!"$(DNNT_OPT_CONV)
+$(eval $(call DNNT_OPTIMIZE,per-model-on-off,\
+    $(DNNT_INV_ON)$(DNNT_COMMA)$(DNNT_CONV_OFF),$(DNNT_PER_MODEL)))
+$(eval $(call DNNT_OPTIMIZE,per-model-off-on,\
+    $(DNNT_CONV_OFF)$(DNNT_COMMA)$(DNNT_INV_ON),$(DNNT_PER_MODEL)))
+
+# LibTorch's whole message, the TorchScript traceback, at verbose level.
+fate-dnn-torch-err-traceback-verbose: $(DNNT)/models.stamp
+fate-dnn-torch-err-traceback-verbose: CMD = $(DNNT_PY)/expect_error.py \
+    "model forward failed.*LibTorch.s whole message:.*Traceback of TorchScript.*raise_late: frame" \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -vf format=rgb24,$(DNNT_OPT)/raise_late.pt:async=0 -f null -
+fate-dnn-torch-err-traceback-verbose: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-traceback-verbose
+
+# Formats from the model: a 3-channel model offers only RGB, so a yuv420p
+# input with no format filter is converted by ffmpeg in front of it and
+# gives the frames of format=rgb24 in front (the reference).
+$(DNNT)/negotiate.in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=96x64:r=5 -frames:v 3 \
+	    -vf format=yuv420p -f rawvideo -y $@
+DNNT_NEGOTIATE = -f rawvideo -pix_fmt yuv420p -s 96x64 \
+    -i $(TARGET_PATH)/$(DNNT)/negotiate.in -vf
+$(DNNT)/negotiate.framecrc: $(DNNT)/negotiate.in $(DNNT)/models.stamp
+	$(DNNT_FF) -nostats -cpuflags all $(DNNT_NEGOTIATE) format=rgb24,$(DNNT_OPT)/conv.pt \
+	    -bitexact -f framecrc -y $@
+fate-dnn-torch-negotiate-yuv420p-rgb: $(DNNT)/negotiate.framecrc
+fate-dnn-torch-negotiate-yuv420p-rgb: CMD = framecrc -auto_conversion_filters \
+    $(DNNT_NEGOTIATE) $(DNNT_OPT)/conv.pt
+fate-dnn-torch-negotiate-yuv420p-rgb: REF = $(DNNT)/negotiate.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-negotiate-yuv420p-rgb
+
+# No dnn_backend: with torch the only backend built in, it is the default.
+fate-dnn-torch-default-backend: $(DNNT)/conv-rgb24.ref
+fate-dnn-torch-default-backend: CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 96x64 \
+    -i $(TARGET_PATH)/$(DNNT)/conv-rgb24.in \
+    -vf dnn_processing=model=$(TARGET_PATH)/$(DNNT)/conv.pt -f rawvideo -
+fate-dnn-torch-default-backend: CMP = oneoff
+fate-dnn-torch-default-backend: CMP_UNIT = u8
+fate-dnn-torch-default-backend: FUZZ = 1
+fate-dnn-torch-default-backend: REF = $(DNNT)/conv-rgb24.ref
+FATE_DNN_TORCH += fate-dnn-torch-default-backend
+
+# The patch series (tools/make-series.sh): it must rebuild the prepared tree
+# exactly and apply with git am to pristine FFmpeg.  DNNT_TOP and
+# DNNT_TARBALL come from the project's Makefile; without them, no test.
+ifneq ($(DNNT_TOP),)
+fate-dnn-torch-series: CMD = sh $(DNNT_TOP)/tools/series-test.sh $(DNNT_TARBALL) \
+    $(SRC_PATH) $(DNNT_TOP)/build/series-test
+fate-dnn-torch-series: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-series
+
+# The same on upstream master (tools/upstream.sh), where the project's
+# Makefile names the snapshot (DNNT_MASTER): make series UPSTREAM=master on
+# a master tree prepared with patches/master/, then git am on a fresh one.
+ifneq ($(DNNT_MASTER),)
+fate-dnn-torch-series-master: CMD = UPSTREAM=master sh $(DNNT_TOP)/tools/series-test.sh \
+    $(DNNT_MASTER) - $(DNNT_TOP)/build/series-test-master
+fate-dnn-torch-series-master: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-series-master
+endif
+
+# The model of tools/export-model.py (the README's) is the demo's sharpen
+# model: the same frames, on yuv420p input with no format filter.
+$(DNNT)/exported.pt: $(DNNT_TOP)/tools/export-model.py
+	@mkdir -p $(DNNT)
+	$(TORCH_PYTHON) $< $@ > /dev/null
+$(DNNT)/sharpen.framecrc: $(DNNT)/negotiate.in $(DNNT)/models.stamp
+	$(DNNT_FF) -nostats -cpuflags all $(DNNT_NEGOTIATE) $(DNNT_OPT)/sharpen.pt \
+	    -bitexact -f framecrc -y $@
+fate-dnn-torch-export-model: $(DNNT)/exported.pt $(DNNT)/sharpen.framecrc
+fate-dnn-torch-export-model: CMD = framecrc -auto_conversion_filters \
+    $(DNNT_NEGOTIATE) dnn_processing=model=$(TARGET_PATH)/$(DNNT)/exported.pt
+fate-dnn-torch-export-model: REF = $(DNNT)/sharpen.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-export-model
+
+# The lean and full profiles build in their own folders, ./ffmpeg follows
+# the last configure (tools/profiles-test.sh, with a stub FFmpeg).
+fate-dnn-torch-profiles: CMD = sh $(DNNT_TOP)/tools/profiles-test.sh \
+    $(DNNT_TOP)/build/profiles-test
+fate-dnn-torch-profiles: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-profiles
+endif
+
+# AOTInductor packages: NAME.pt2 is model NAME exported for heights 16..64
+# and widths 16..96 and compiled for the CPU (kept in tests/data: made once).
+# Against PyTorch running the TorchScript model on the same frames: packed
+# RGB and BGR, gray and the Y plane (conv1), x2 (sr2), a package compiled
+# for float16 input (against PyTorch in float16), one exported from a
+# channels-last input (given NHWC-strided input, as its metadata says),
+# async and sync; the
+# format is told by the content, not the name (a package named .pt,
+# TorchScript named .pt2).  A frame outside the exported sizes, a precision
+# or a layout other than the package's and a package whose compiled
+# library is damaged or whose metadata does not describe its input (the
+# dnn.input keys of tools/dnn_package.py) are one-line errors.
+$(DNNT)/%.pt2: $(SRC_PATH)/tests/dnn/models.py
+	@mkdir -p $(DNNT)
+	$(DNNT_PY)/models.py $(DNNT) $*_pt2
+$(DNNT)/pkg_named.pt: $(DNNT)/conv.pt2
+	cp $< $@
+$(DNNT)/ts_named.pt2: $(DNNT)/models.stamp
+	cp $(DNNT)/conv.pt $@
+$(DNNT)/corrupt.pt2: $(DNNT)/conv.pt2
+	$(DNNT_PY)/models.py --damage $< $@
+$(DNNT)/nometa.pt2: $(DNNT)/conv.pt2
+	$(DNNT_PY)/models.py --strip-metadata $< $@
+
+# $(1) test name, $(2) package file, $(3) options, $(4) pixfmt, $(5) model
+# for the oracle, $(6) width, $(7) height, $(8) allowed MAXDIFF (default 1),
+# $(9) the dtype the oracle casts the model to
+define DNNT_PT2_ORACLE
+$(eval $(call DNNT_ORACLE,$(1),$(5),$(4),$(6),$(7),,u8,$(or $(8),1),$(9)))
+fate-dnn-torch-$(1): $(DNNT)/$(2)
+fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(6)x$(7) \
+    -i $(TARGET_PATH)/$(DNNT)/$(1).in -vf $(DNNT_OPT)/$(2)$(3) -f rawvideo -
+endef
+
+$(eval $(call DNNT_PT2_ORACLE,pt2-rgb24,conv.pt2,,rgb24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-bgr24-sync,conv.pt2,:async=0,bgr24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-gray8,conv1.pt2,,gray8,conv1,91,51))
+$(eval $(call DNNT_PT2_ORACLE,pt2-yuv420p,conv1.pt2,:async=0,yuv420p,conv1,91,51))
+$(eval $(call DNNT_PT2_ORACLE,pt2-sr2-rgb24,sr2.pt2,,rgb24,sr2,64,48))
+# a package compiled for float16 input runs in float16 (precision=auto)
+$(eval $(call DNNT_PT2_ORACLE,pt2-fp16-rgb24,conv_fp16.pt2,,rgb24,conv,96,64,2,fp16))
+$(eval $(call DNNT_PT2_ORACLE,pt2-cl-rgb24,conv_cl.pt2,,rgb24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-cl-bgr24-sync,conv_cl.pt2,:async=0:channels_last=1,bgr24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-by-content,pkg_named.pt,,rgb24,conv,96,64))
+$(eval $(call DNNT_PT2_ORACLE,pt2-torchscript-by-content,ts_named.pt2,,rgb24,conv,96,64))
+
+fate-dnn-torch-err-pt2-size: $(DNNT)/conv.pt2
+fate-dnn-torch-err-pt2-size: CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "exported for width 16..96 .torch.export.s dynamic shapes.$(DNNT_COMMA) not 128" \
+    $(TARGET_PATH)/$(DNNT_FF) -f lavfi -i testsrc2=s=128x48:r=5 -frames:v 3 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt2 -f null -
+fate-dnn-torch-err-pt2-size: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-pt2-size
+
+$(eval $(call DNNT_ERROR,pt2-precision,conv.pt2. is an AOTInductor package compiled for fp32 input: precision=fp16 cannot change it,conv.pt2,rgb24,:precision=fp16))
+fate-dnn-torch-err-pt2-precision: $(DNNT)/conv.pt2
+$(eval $(call DNNT_ERROR,pt2-layout-nchw,conv.pt2. is an AOTInductor package exported for NCHW input: channels_last=1 cannot change it,conv.pt2,rgb24,:channels_last=1))
+fate-dnn-torch-err-pt2-layout-nchw: $(DNNT)/conv.pt2
+$(eval $(call DNNT_ERROR,pt2-layout-cl,conv_cl.pt2. is an AOTInductor package exported for channels-last input: channels_last=0 cannot change it,conv_cl.pt2,rgb24,:channels_last=0))
+fate-dnn-torch-err-pt2-layout-cl: $(DNNT)/conv_cl.pt2
+$(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*corrupt.pt2.: ,corrupt.pt2,rgb24,))
+fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
+$(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the package.s metadata has no valid dnn.input.dtype,nometa.pt2,rgb24,))
+fate-dnn-torch-err-pt2-no-metadata: $(DNNT)/nometa.pt2
+
+FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
+
+fate-dnn-torch: $(FATE_DNN_TORCH)
+fate-dnn-torch-oracle: $(FATE_DNN_TORCH)
+fate-dnn-torch-samples: $(FATE_DNN_TORCH-yes)
+fate-dnn-torch-list:
+	@mkdir -p tests/data
+	@printf '%s\n' $(FATE_DNN_TORCH-yes) $(FATE_DNN_TORCH) > tests/data/fate-dnn-torch.list
+
+# Leak check under valgrind (make check-valgrind; slow, so not in
+# fate-dnn-torch nor in a plain "make fate"): memcheck as FFmpeg's
+# --toolchain=valgrind-memcheck runs it, with FFmpeg's suppressions and
+# ours (tests/dnn/valgrind.supp), on a few tiny frames: any memory error or
+# block definitely lost fails (valgrind exits with status 101).  The log
+# is left in tests/data/fate/TEST.vglog.  Needs valgrind and ffmpeg_g.
+DNNT_VG = valgrind --leak-check=full --show-leak-kinds=definite \
+    --errors-for-leak-kinds=definite --error-exitcode=101 --num-callers=40 \
+    --suppressions=$(SRC_PATH)/tests/fate-valgrind.supp \
+    --suppressions=$(SRC_PATH)/tests/dnn/valgrind.supp \
+    --log-file=tests/data/fate/$(@:fate-%=%).vglog
+DNNT_VG_FFMPEG = $(DNNT_VG) $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF) \
+    -nostdin -hide_banner -v error
+
+define DNNT_VALGRIND
+fate-dnn-torch-valgrind-$(1): CMD = $$(DNNT_VG_FFMPEG) \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 4 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt$(2) -f null -
+fate-dnn-torch-valgrind-$(1): CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-$(1)
+endef
+$(eval $(call DNNT_VALGRIND,sync,:async=0))
+$(eval $(call DNNT_VALGRIND,async,:async=1:nireq=2))
+
+# A forward that raises mid-stream with four requests side by side: ffmpeg
+# fails (status > 0, no signal, not valgrind's 101) and the teardown loses
+# nothing.
+fate-dnn-torch-valgrind-raise-mid: $(DNNT)/white-mid-rgb24.in
+fate-dnn-torch-valgrind-raise-mid: CMD = $(DNNT_PY)/expect_error.py --not-status 101 \
+    "raise_white: an all-white frame" $(DNNT_VG_FFMPEG) \
+    -f rawvideo -pix_fmt rgb24 -s 32x24 -i $(TARGET_PATH)/$(DNNT)/white-mid-rgb24.in \
+    -vf format=rgb24,$(DNNT_OPT)/raise_white.pt:async=1:nireq=4 -f null -
+fate-dnn-torch-valgrind-raise-mid: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-raise-mid
+
+# The output ends after 3 of 20 frames while four requests run side by
+# side (as when the user stops ffmpeg early): the graph is freed with
+# forwards in flight, every worker joined, nothing lost.
+fate-dnn-torch-valgrind-stop-early: CMD = $(DNNT_VG_FFMPEG) \
+    -f lavfi -i testsrc2=s=32x24:r=5:d=4 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt:async=1:nireq=4 -frames:v 3 -f null -
+fate-dnn-torch-valgrind-stop-early: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-stop-early
+
+# Batches of 3 on frames that change size twice: partly filled batches go
+# at each drain of a graph and at the end.
+fate-dnn-torch-valgrind-batch: $(DNNT)/resize/stamp
+fate-dnn-torch-valgrind-batch: CMD = $(DNNT_VG_FFMPEG) \
+    $(DNNT_RESIZE_reinit):async=1:nireq=6:batch_size=3 -f null -
+fate-dnn-torch-valgrind-batch: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-batch
+
+# The API example, async, two sizes: the first graph is drained and freed
+# at the size change, the second at the end, the filter's options included.
+fate-dnn-torch-valgrind-api: $(DNNT_API_G) $(DNNT)/api-a.in $(DNNT)/api-b.in
+fate-dnn-torch-valgrind-api: CMD = $(DNNT_VG) $(TARGET_PATH)/$(DNNT_API_G) \
+    -o async=1 -o nireq=2 $(TARGET_PATH)/$(DNNT)/conv.pt - $(DNNT_API_IN)
+fate-dnn-torch-valgrind-api: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-api
+
+# A stream that changes size twice, async: ffmpeg drains and frees the old
+# graph at each change (with requests in flight until the drain), and the
+# last one at the end.
+fate-dnn-torch-valgrind-reinit: $(DNNT)/resize/stamp
+fate-dnn-torch-valgrind-reinit: CMD = $(DNNT_VG_FFMPEG) \
+    $(DNNT_RESIZE_reinit):async=1:nireq=2 -f null -
+fate-dnn-torch-valgrind-reinit: CMP = null
+FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-reinit
+
+$(FATE_DNN_TORCH_VALGRIND): ffmpeg$(PROGSSUF)$(EXESUF) tests/base64$(HOSTEXESUF) $(DNNT)/models.stamp
+	@mkdir -p tests/data/fate
+	@echo "TEST    $(@:fate-%=%)"
+	$(Q)$(SRC_PATH)/tests/fate-run.sh $@ "" "" "$(TARGET_PATH)" '$(CMD)' '$(CMP)'
+
+fate-dnn-torch-valgrind: $(FATE_DNN_TORCH_VALGRIND)
+dnn-torch-valgrind-testlist:
+	@mkdir -p tests/data
+	@printf '%s\n' $(FATE_DNN_TORCH_VALGRIND) > tests/data/fate-dnn-torch-valgrind.list
