@@ -50,6 +50,8 @@ git -C "$work" tag base
 used=$work.used      # "patch NAME PATH" and "file PATH", one a line
 msg=$work.msg
 locals=$work.local    # patches and files of ours that the series leaves out
+aparts=$work.apart    # "COMMIT NAME": commits sent as a series of their own
+: > "$aparts"
 : > "$used"
 echo /dev/null/none > "$locals"
 
@@ -123,6 +125,7 @@ commit() {
     git -C "$work" add -A -f
     git -C "$work" diff --cached --quiet && die "commit '$subject' changes nothing"
     git -C "$work" commit -q -F "$msg"
+    [ -z "$apart" ] || echo "$(git -C "$work" rev-parse HEAD) $apart" >> "$aparts"
     echo "  $subject"
 }
 
@@ -144,13 +147,14 @@ while IFS= read -r line; do
     none:'#'*|none:) ;;
     none:Local:\ *) echo "${line#Local: }" >> "$locals" ;;
     none:Subject:\ *)
-        subject=${line#Subject: }
+        subject=${line#Subject: } apart=
         printf '%s\n\n' "$subject" > "$msg"
         state=head ;;
     head:Patch:\ *) apply_patch ${line#Patch: } ;;
     head:File:\ *)  copy_file ${line#File: } ;;
     head:Step:\ *)  apply_step ${line#Step: } ;;
     head:Maintainer:\ *) add_maintainer "${line#Maintainer: }" ;;
+    head:Apart:\ *) apart=${line#Apart: } ;;
     head:)          state=body ;;
     body:---)       commit; state=none ;;
     body:*)         printf '%s\n' "$line" >> "$msg" ;;
@@ -194,7 +198,26 @@ awk '$1 != "step" { print $NF }' "$work.want.s" | sort -u | while read -r f; do
 done
 rm -rf "$used" "$msg" "$locals" "$work.want" "$work.want.s" "$work.used.s" "$stage"
 
-git -C "$work" format-patch -q --no-signature --cover-letter -o "$out" base..HEAD
+# The commits marked Apart: go out as series of their own, and the rest
+# without them: so the rest must not need them (each applies to base).
+git -C "$work" reset -q --hard HEAD
+pick() {
+    git -C "$work" checkout -q -b "$1" base
+    for c in $(git -C "$work" rev-list --reverse base..series); do
+        [ "$(sed -n "s/^$c //p" "$aparts")" = "$2" ] || continue
+        git -C "$work" cherry-pick "$c" >/dev/null 2>&1 ||
+            die "'$(git -C "$work" log -1 --format=%s "$c")' needs a commit of another series"
+    done
+}
+pick sent ""
+git -C "$work" format-patch -q --no-signature --cover-letter -o "$out" base..sent
+for name in $(cut -d' ' -f2 "$aparts" | sort -u); do
+    pick "apart-$name" "$name"
+    rm -rf "$out-$name"
+    git -C "$work" format-patch -q --no-signature -o "$out-$name" base.."apart-$name"
+    echo "make-series: $(ls "$out-$name" | wc -l) patch(es) apart in $out-$name"
+done
+rm -f "$aparts"
 "$top/tools/cover-letter.sh" "$out/0000-cover-letter.patch" ||
     die "cannot fill the cover letter"
 echo "make-series: $(ls "$out" | grep -vc '^0000-') patches and a cover letter in $out"

@@ -39,5 +39,12 @@ git add -A -f
 git commit -q -m base
 git tag base
 git am -q $patches || die "git am failed in $work/am"
+# each series apart (tools/series.txt's Apart:) applies to the base alone
+for d in "$work"/series-*; do
+    [ -d "$d" ] || continue
+    git checkout -q -b "${d##*/}" base
+    git am -q "$d"/*.patch || die "git am of ${d##*/} failed in $work/am"
+    git checkout -q series
+done
 echo "$(git rev-list --count base..HEAD) patches applied with git am on $UPSTREAM:"
 git log --reverse --format='%s' base..HEAD

@@ -612,10 +612,12 @@ FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
 fate-dnn-torch: $(FATE_DNN_TORCH)
 fate-dnn-torch-oracle: $(FATE_DNN_TORCH)
-fate-dnn-torch-samples: $(FATE_DNN_TORCH-yes)
+# the series' own tests: its FATE tests, and the fftools patch's
+fate-dnn-torch-samples: $(FATE_DNN_TORCH-yes) fate-ffmpeg-reinit-drain
 fate-dnn-torch-list:
 	@mkdir -p tests/data
-	@printf '%s\n' $(FATE_DNN_TORCH-yes) $(FATE_DNN_TORCH) > tests/data/fate-dnn-torch.list
+	@printf '%s\n' $(FATE_DNN_TORCH-yes) fate-ffmpeg-reinit-drain $(FATE_DNN_TORCH) \
+	    > tests/data/fate-dnn-torch.list
 
 # Leak check under valgrind (make check-valgrind; slow, so not in
 # fate-dnn-torch nor in a plain "make fate"): memcheck as FFmpeg's
