@@ -74,6 +74,32 @@ $(eval $(call DNNT_ORACLE,wbf16-rgb24,conv_w_bf16,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,bf16-cast-gray8,conv1,gray8,91,51,:precision=bf16,u8,2,bf16))
 $(eval $(call DNNT_ORACLE,fp16-cast-rgb24,conv,rgb24,96,64,:precision=fp16,u8,2,fp16))
 
+# Two torch filters in one graph, each with its own precision, threads and
+# requests: each keeps its own (no process-wide LibTorch setting decides),
+# its frames against its own oracle (bf16 above, fp32 below, vstack), and
+# the verbose log says each one's dtype (on this model the two oracles
+# differ by 1 at most, so the log is what tells the precisions apart).
+$(DNNT)/two-filters-bf16.ref: $(DNNT)/fp32-rgb24.in $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py $(DNNT)/conv.pt rgb24 96 64 $< $@ bf16
+$(DNNT)/two-filters.ref: $(DNNT)/two-filters-bf16.ref $(DNNT)/fp32-rgb24.ref
+	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 96x64 -i $(DNNT)/two-filters-bf16.ref \
+	    -f rawvideo -pix_fmt rgb24 -s 96x64 -i $(DNNT)/fp32-rgb24.ref \
+	    -filter_complex vstack -f rawvideo -y $@
+DNNT_TWO_FILTERS = -f rawvideo -pix_fmt rgb24 -s 96x64 -i $(TARGET_PATH)/$(DNNT)/fp32-rgb24.in \
+    -filter_complex "split[a][b];[a]$(DNNT_OPT)/conv.pt:precision=bf16:intra_op_threads=1[x];[b]$(DNNT_OPT)/conv.pt:precision=fp32:intra_op_threads=2:nireq=3[y];[x][y]vstack"
+fate-dnn-torch-two-filters: $(DNNT)/two-filters.ref
+fate-dnn-torch-two-filters: CMD = ffmpeg $(DNNT_TWO_FILTERS) -f rawvideo -
+fate-dnn-torch-two-filters: CMP = oneoff
+fate-dnn-torch-two-filters: CMP_UNIT = u8
+fate-dnn-torch-two-filters: FUZZ = 2
+fate-dnn-torch-two-filters: REF = $(DNNT)/two-filters.ref
+fate-dnn-torch-two-filters-log: $(DNNT)/fp32-rgb24.in
+fate-dnn-torch-two-filters-log: CMD = $(DNNT_PY)/expect_output.py \
+    "model .*conv.pt. on cpu in bf16" "model .*conv.pt. on cpu in fp32" -- \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose $(DNNT_TWO_FILTERS) -f null -
+fate-dnn-torch-two-filters-log: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-two-filters fate-dnn-torch-two-filters-log
+
 # A model with no parameters (1 - x) against FFmpeg's negate: exact.
 $(DNNT)/invert-rgb24.ref: $(DNNT)/conv-rgb24.in
 	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 96x64 -i $< -vf negate \
