@@ -1573,6 +1573,12 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
     ret = ff_check_exec_params(ctx, DNN_TH, model->func_type, exec_params);
     if (ret < 0)
         return ret;
+    /* the frames go through the backend's own conversions, never a filter's */
+    if (model->frame_pre_proc || model->frame_post_proc) {
+        av_log(ctx, AV_LOG_ERROR, "the torch backend runs no frame_pre_proc or "
+               "frame_post_proc callback; this filter cannot use it\n");
+        return AVERROR(ENOSYS);
+    }
 
     if (!th_model->started) {
         ret = th_start(th_model);
