@@ -26,8 +26,10 @@
  * environment asks it to), and reads a frame of another size out of
  * bounds.  So every input is checked here against what the package says
  * it takes, in its metadata (AOTInductor's aot_inductor.metadata, written
- * by tools/dnn_package.py): dnn.input.dtype, dnn.input.layout and
- * dnn.input.shape.  A package without them is refused at load.
+ * at compile time): dnn.input.dtype (float32, float16 or bfloat16),
+ * dnn.input.layout (nchw or nhwc) and dnn.input.shape (a size or MIN..MAX
+ * per dimension: 1x3x16..2160x16..3840).  A package without them is
+ * refused at load.
  */
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -130,8 +132,8 @@ static int th_read_input(THAoti *a, void *log_ctx, THMetadata &meta)
     if (!bad)
         return 0;
     av_log(log_ctx, AV_LOG_ERROR, "'%s': the package's metadata has no valid %s "
-           "(tools/dnn_package.py says what to write): export it again with "
-           "tools/export-model.py\n", a->path.c_str(), bad);
+           "(compile it with aot_inductor.metadata holding dnn.input.dtype, "
+           "dnn.input.layout and dnn.input.shape)\n", a->path.c_str(), bad);
     return AVERROR(EINVAL);
 }
 

@@ -11,20 +11,22 @@ DNN_TORCH_MODEL = dnn_processing=dnn_backend=torch:model=$(TARGET_SAMPLES)/dnn-t
 DNN_TORCH_DEPS  = $(call ALLYES, TESTSRC2_FILTER FORMAT_FILTER DNN_PROCESSING_FILTER \
                                  RAWVIDEO_ENCODER FRAMECRC_MUXER PIPE_PROTOCOL)
 
-# $(1) test name, $(2) pixel format, $(3) model, $(4) more filter options
+# $(1) test name, $(2) pixel format, $(3) model, $(4) more filter options,
+# $(5) the test whose reference it shares (the same frames must come out)
 define FATE_DNN_TORCH_TEST
 FATE_DNN_TORCH-$(DNN_TORCH_DEPS) += fate-dnn-torch-$(1)
 fate-dnn-torch-$(1): CMD = framecrc -lavfi testsrc2=s=64x48:r=5:d=1,format=$(2),$(DNN_TORCH_MODEL)/$(3).pt$(4) -pix_fmt $(2)
+$(if $(5),fate-dnn-torch-$(1): REF = $(SRC_PATH)/tests/ref/fate/dnn-torch-$(5))
 endef
 
 $(eval $(call FATE_DNN_TORCH_TEST,invert-rgb24,rgb24,invert,))
 $(eval $(call FATE_DNN_TORCH_TEST,invert-bgr24-sync,bgr24,invert,:async=0))
 $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24,rgb24,shift,))
 $(eval $(call FATE_DNN_TORCH_TEST,shift-bgr24-nireq2,bgr24,shift,:async=1:nireq=2))
-$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-sync,rgb24,shift,:async=0))
-$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-fp16,rgb24,shift,:precision=fp16))
-$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-channels-last,rgb24,shift,:channels_last=1))
-$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-batch2,rgb24,shift,:batch_size=2))
+$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-sync,rgb24,shift,:async=0,shift-rgb24))
+$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-fp16,rgb24,shift,:precision=fp16,shift-rgb24))
+$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-channels-last,rgb24,shift,:channels_last=1,shift-rgb24))
+$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-batch2,rgb24,shift,:batch_size=2,shift-rgb24))
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-gray8,gray,shift1,))
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-yuv420p,yuv420p,shift1,:async=0))
 $(eval $(call FATE_DNN_TORCH_TEST,up2-rgb24,rgb24,up2,))
