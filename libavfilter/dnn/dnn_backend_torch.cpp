@@ -1016,14 +1016,14 @@ static int th_device_mismatch(DnnContext *ctx, int index)
         av_strlcatf(opts, sizeof(opts), "%sdevice_id=%d", *opts ? ", " : "",
                     ctx->device_id);
     av_log(ctx, AV_LOG_ERROR, "%s, but the CUDA frames are on GPU %d; drop the "
-           "option or write device=cuda%d\n", opts, index, index);
+           "option or write device=cuda:device_id=%d\n", opts, index, index);
     return AVERROR(EINVAL);
 }
 
 /*
  * CUDA frames on the input link: the model moves to the frames' device.
  * device=cuda without an index follows the frames; a GPU the options name
- * (cuda1, cuda:1, device_id=1) must be theirs.
+ * (cuda:1, device_id=1) must be theirs.
  */
 static int th_setup_cuda(THModel *th_model)
 {
@@ -1169,23 +1169,7 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
     return 0;
 }
 
-#define TH_DEVICES "use cpu, cuda, cudaN for GPU N (device=cuda1) or xpu"
-
-/*
- * The device option in LibTorch's spelling.  ':' separates options in a
- * filter string, so "cuda1" stands for cuda:1 (a type, then its index).
- * LibTorch itself rejects "cuda1", so the two spellings cannot clash.
- */
-static std::string th_device_string(const char *opt)
-{
-    std::string s(opt);
-    size_t digit = s.find_first_of("0123456789");
-
-    if (digit && digit != std::string::npos && s.find(':') == std::string::npos &&
-        s.find_first_not_of("0123456789", digit) == std::string::npos)
-        s.insert(digit, 1, ':');
-    return s;
-}
+#define TH_DEVICES "use cpu, cuda (device_id=N for GPU N) or xpu"
 
 /* CUDA devices LibTorch sees; 0 when it sees none or cannot tell. */
 static int th_cuda_count(void)
@@ -1209,9 +1193,9 @@ static int th_check_cuda(DnnContext *ctx, const char *label, int index)
         return AVERROR(ENODEV);
     }
     if (index >= count) {
-        char have[32] = "cuda0";
+        char have[32] = "device_id 0";
         if (count > 1)
-            snprintf(have, sizeof(have), "cuda0 to cuda%d", count - 1);
+            snprintf(have, sizeof(have), "device_id 0 to %d", count - 1);
         av_log(ctx, AV_LOG_ERROR, "device %s does not exist; LibTorch sees %d "
                "CUDA device%s: %s\n", label, count, count == 1 ? "" : "s", have);
         return AVERROR(ENODEV);
@@ -1220,7 +1204,7 @@ static int th_check_cuda(DnnContext *ctx, const char *label, int index)
 }
 
 /*
- * device: cpu, cuda, cudaN or cuda:N, xpu.  Without an index, CUDA takes
+ * device: cpu, cuda or LibTorch's cuda:N, xpu.  Without an index, CUDA takes
  * device_id.  pinned_index is the GPU the options name explicitly (an index
  * in device, or device_id above 0), else -1: CUDA frames must be on it.
  */
@@ -1231,7 +1215,7 @@ static int th_parse_device(DnnContext *ctx, THModel *th_model)
     int index, ret;
 
     try {
-        device = c10::Device(th_device_string(opt));
+        device = c10::Device(opt);
     } catch (const std::exception &e) {
         av_log(ctx, AV_LOG_ERROR, "device '%s' is not a device name; " TH_DEVICES "\n", opt);
         return AVERROR(EINVAL);

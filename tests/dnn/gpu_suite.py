@@ -237,7 +237,7 @@ def run_errors(s):
     w, h = 96, 64
     out, rc, err = s.cuda_path("conv", "rgb0", w, h, False, ":device=cpu")
     s.check("cuda-error-device-mismatch", rc > 0 and "CUDA frames are on GPU 0; drop the "
-            "option or write device=cuda0" in err, "(rc %d)" % rc)
+            "option or write device=cuda:device_id=0" in err, "(rc %d)" % rc)
     out, rc, err = s.cuda_path("conv", "yuv422p", w, h)
     s.check("cuda-error-sw-format", rc > 0 and "sw_format yuv422p" in err, "(rc %d)" % rc)
     out, rc, err = s.cuda_path("conv1", "rgb0", w, h)
@@ -775,7 +775,6 @@ def multigpu_gpu1(s):
              ("primary-ctx", ["-init_hw_device", "cuda=cu:1,primary_ctx=1",
                               "-filter_hw_device", "cu"], gpu_chain(s, 1, up="hwupload")),
              ("device-cuda-follows", [], gpu_chain(s, 1, ":device=cuda")),
-             ("device-cuda1", [], gpu_chain(s, 1, ":device=cuda1")),
              ("device-id", [], gpu_chain(s, 1, ":device=cuda:device_id=1")),
              ("device-escaped", [], gpu_chain(s, 1, r":device=cuda\\\:1"))]
     for name, pre, vf in cases:
@@ -785,7 +784,7 @@ def multigpu_gpu1(s):
                 "(GPU of the frames in the verbose log: %s)" % gpus_seen(log))
     # CPU frames, model on GPU 1 (staged through page-locked buffers)
     (out,), rc, log = multi_run(s, "gpu1-cpu-frames", [],
-                                [(None, "format=rgb24," + dnn(s, "conv", ":device=cuda1"))])
+                                [(None, "format=rgb24," + dnn(s, "conv", ":device=cuda:device_id=1"))])
     s.compare("multigpu-gpu1-cpu-frames-vs-cpu", ref, out, 1)
     s.check("multigpu-gpu1-cpu-frames-model-on-gpu1", "on cuda:1 in" in log, "(verbose log)")
     # NVDEC on GPU 1 against NVDEC on GPU 0
@@ -804,13 +803,13 @@ def multigpu_gpu1(s):
 
 def multigpu_mismatch(s):
     """A GPU the options name that is not the frames': one clear line."""
-    cases = [("device-cuda1-frames-gpu0", 0, ":device=cuda1", "device=cuda1"),
-             ("device-cuda0-frames-gpu1", 1, ":device=cuda0", "device=cuda0"),
+    cases = [("device-escaped1-frames-gpu0", 0, r":device=cuda\\\:1", "device=cuda:1"),
+             ("device-escaped0-frames-gpu1", 1, r":device=cuda\\\:0", "device=cuda:0"),
              ("device-id1-frames-gpu0", 0, ":device_id=1", "device_id=1")]
     for name, gpu, opts, said in cases:
         _, rc, log = multi_run(s, "mismatch-" + name, [], [(None, gpu_chain(s, gpu, opts))])
         want = "%s, but the CUDA frames are on GPU %d; drop the option or write " \
-               "device=cuda%d" % (said, gpu, gpu)
+               "device=cuda:device_id=%d" % (said, gpu, gpu)
         s.check("multigpu-error-" + name, rc > 0 and want in log and "Traceback" not in log,
                 "(rc %d; wants the line '%s')" % (rc, want))
 

@@ -398,18 +398,26 @@ $(eval $(call DNNT_ERROR,output-batch,model output has batch size 1; expected 3$
 $(eval $(call DNNT_ERROR,batch-nireq,nireq 2 is less than batch_size 3,conv.pt,rgb24,:nireq=2:batch_size=3))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
-# The device option.  ':' separates filter options, so GPU N is written
-# cudaN; cuda:N needs its colon escaped for both levels of a filter string
-# (here read from a -/vf file, with no shell in between); device_id gives
-# the index when device has none.  Each must reach the backend as cuda:99,
+# The device option.  ':' separates filter options, so GPU N is
+# device=cuda:device_id=N; LibTorch's cuda:N needs its colon escaped for
+# both levels of a filter string (here read from a -/vf file, with no shell
+# in between); cudaN is no device name.  Each must reach the backend as cuda:99,
 # which the error names: "finds no CUDA device" without a GPU, "does not
 # exist" with one, so these run the same on both machines.
 DNNT_CUDA99 = device .$(1). .cuda:99. (asked for|does not exist)
-$(eval $(call DNNT_ERROR,device-cudaN,$(call DNNT_CUDA99,cuda99),conv.pt,rgb24,:device=cuda99))
+$(eval $(call DNNT_ERROR,device-cudaN,device .cuda99. is not a device name; use cpu$(DNNT_COMMA) cuda .device_id=N for GPU N. or xpu,conv.pt,rgb24,:device=cuda99))
 $(eval $(call DNNT_ERROR,device-id,$(call DNNT_CUDA99,cuda),conv.pt,rgb24,:device=cuda:device_id=99))
-$(eval $(call DNNT_ERROR,device-two-gpus,device=cuda1 and device_id=2 name two devices,conv.pt,rgb24,:device=cuda1:device_id=2))
+$(DNNT)/device-two-gpus.vf: $(DNNT)/models.stamp
+	printf '%s\n' 'format=rgb24,$(DNNT_OPT)/conv.pt:device=cuda\\\:1:device_id=2' > $@
+fate-dnn-torch-err-device-two-gpus: $(DNNT)/device-two-gpus.vf
+fate-dnn-torch-err-device-two-gpus: CMD = $(DNNT_PY)/expect_error.py --one-line \
+    "device=cuda:1 and device_id=2 name two devices" \
+    $(TARGET_PATH)/$(DNNT_FF) -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -/vf $(TARGET_PATH)/$(DNNT)/device-two-gpus.vf -f null -
+fate-dnn-torch-err-device-two-gpus: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-err-device-two-gpus
 # a name that is no device: the message says what parses
-$(eval $(call DNNT_ERROR,device-name,device .gpu1. is not a device name; use cpu$(DNNT_COMMA) cuda$(DNNT_COMMA) cudaN for GPU N .device=cuda1.,conv.pt,rgb24,:device=gpu1))
+$(eval $(call DNNT_ERROR,device-name,device .gpu1. is not a device name; use cpu$(DNNT_COMMA) cuda .device_id=N for GPU N. or xpu,conv.pt,rgb24,:device=gpu1))
 
 $(DNNT)/device-escaped.vf: $(DNNT)/models.stamp
 	printf '%s\n' 'format=rgb24,$(DNNT_OPT)/conv.pt:device=cuda\\\:99' > $@
