@@ -44,8 +44,11 @@
  * AVERROR.
  */
 
+#include <algorithm>
 #include <cstdio>
 #include <ATen/Parallel.h>
+#include <ATen/cpu/Utils.h>
+#include <torch/version.h>
 #include <torch/script.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
@@ -938,6 +941,47 @@ static torch::ScalarType th_weights_dtype(torch::jit::Module *module)
     return torch::kFloat32;
 }
 
+/*
+ * The CPU's units for a 16-bit float type, as LibTorch's cpuinfo names them
+ * (avx512_bf16, amx_bf16, avx512_fp16, amx_fp16, ...); empty when it has
+ * none or the LibTorch cannot tell.
+ */
+static std::string th_cpu_units(torch::ScalarType type)
+{
+    std::vector<std::string> found;
+    std::string units;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 11)
+    const char *tag = type == torch::kBFloat16 ? "bf16" : "fp16";
+
+    try {
+        for (const auto &c : at::cpu::get_cpu_capabilities())
+            if (c.first.find(tag) != std::string::npos && c.second.isBool() &&
+                c.second.toBool())
+                found.push_back(c.first);
+    } catch (const std::exception &) {
+        found.clear();
+    }
+#endif
+    std::sort(found.begin(), found.end());
+    for (const std::string &u : found)
+        units += (units.empty() ? "" : ", ") + u;
+    return units;
+}
+
+/* fp16 or bf16 on the CPU: fast where the CPU has units for it, else slow. */
+static void th_log_cpu_precision(DnnContext *ctx, torch::ScalarType type)
+{
+    std::string units = th_cpu_units(type);
+
+    if (!units.empty())
+        av_log(ctx, AV_LOG_VERBOSE, "the model runs in %s on the CPU, which has "
+               "units for it (%s)\n", th_dtype_name(type), units.c_str());
+    else
+        av_log(ctx, AV_LOG_WARNING, "the model runs in %s on the CPU, which has no "
+               "%s units: correct, but often slower than fp32 (precision=fp32)\n",
+               th_dtype_name(type), th_dtype_name(type));
+}
+
 /* Pick the dtype the model runs in (precision) and cast it once. */
 static int th_setup_precision(DnnContext *ctx, THModel *th_model)
 {
@@ -962,9 +1006,7 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
     if (th_model->dtype != weights)
         th_model->jit_model->to(th_model->dtype);
     if (th_model->dtype != torch::kFloat32 && th_model->device_type == c10::DeviceType::CPU)
-        av_log(ctx, AV_LOG_WARNING, "the model runs in %s on the CPU: correct, but "
-               "often several times slower than in fp32 (precision=fp32)\n",
-               th_dtype_name(th_model->dtype));
+        th_log_cpu_precision(ctx, th_model->dtype);
     return 0;
 }
 

@@ -74,6 +74,19 @@ $(eval $(call DNNT_ORACLE,wbf16-rgb24,conv_w_bf16,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,bf16-cast-gray8,conv1,gray8,91,51,:precision=bf16,u8,2,bf16))
 $(eval $(call DNNT_ORACLE,fp16-cast-rgb24,conv,rgb24,96,64,:precision=fp16,u8,2,fp16))
 
+# bf16 on the CPU: the load message follows the CPU's units (the kernel's
+# /proc/cpuinfo flags, an oracle apart from LibTorch's cpuinfo): with
+# avx512_bf16 or amx_bf16 a verbose line names them and nothing claims
+# slowness; without, a warning says the CPU has no bf16 units.
+DNNT_CPU_BF16 := $(shell grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo 2>/dev/null && echo yes)
+DNNT_BF16_MSG = $(if $(DNNT_CPU_BF16),"runs in bf16 on the CPU$(DNNT_COMMA) which has units for it .[a-z0-9_$(DNNT_COMMA) ]*bf16" "!often slower","which has no bf16 units: correct$(DNNT_COMMA) but often slower")
+fate-dnn-torch-bf16-cpu-message: $(DNNT)/models.stamp
+fate-dnn-torch-bf16-cpu-message: CMD = $(DNNT_PY)/expect_output.py $(DNNT_BF16_MSG) -- \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 2 -vf format=rgb24,$(DNNT_OPT)/conv.pt:precision=bf16 -f null -
+fate-dnn-torch-bf16-cpu-message: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-bf16-cpu-message
+
 # Two torch filters in one graph, each with its own precision, threads and
 # requests: each keeps its own (no process-wide LibTorch setting decides),
 # its frames against its own oracle (bf16 above, fp32 below, vstack), and
