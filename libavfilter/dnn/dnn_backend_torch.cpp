@@ -668,9 +668,14 @@ static int th_run_cuda(THModel *th_model, THInferRequest *lead)
             ret = th_split_batch(th_model, lead);
         for (size_t i = 0; i < lead->batch.size() && !ret; i++) {
             THInferRequest *request = lead->batch[i];
-            ret = th_check_output(th_model->ctx, request->output,
+            const torch::Tensor &y = request->output;
+            AVFrame *out = request->task->out_frame;
+
+            ret = th_check_output(th_model->ctx, y,
                                   ff_dnn_th_cuda_sw_format(th_model->cuda),
                                   th_model->cuda_channels);
+            if (!ret)
+                ret = th_check_output_size(th_model, out, (int)y.size(3), (int)y.size(2));
             if (!ret)
                 ret = ff_dnn_th_cuda_tensor_to_frame(th_model->cuda, request->output,
                                                      request->task->in_frame,

@@ -862,15 +862,7 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
                                    const AVFrame *in, AVFrame *frame)
 {
-    const int64_t h = output.size(2), w = output.size(3);
-
-    if (h != frame->height || w != frame->width) {
-        av_log(cuda->log_ctx, AV_LOG_ERROR, "model output is %" PRId64 "x%" PRId64
-               " but the output CUDA frame is %dx%d; a CUDA stream cannot change "
-               "size without reconfiguring the filter graph\n", w, h,
-               frame->width, frame->height);
-        return AVERROR(EINVAL);
-    }
+    /* the caller checked the output's size against the frame's */
     if (!output.is_cuda() || output.get_device() != cuda->device_index) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "model output is on %s, not on cuda:%d "
                "with the frames\n", output.device().str().c_str(), cuda->device_index);

@@ -103,8 +103,9 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
                                    torch::Tensor &input);
 
 /**
- * Write a 1xCxHxW model output into a CUDA frame, device to device; for a
- * one-channel output into YUV, chroma comes from the input frame.
+ * Write a 1xCxHxW model output of the frame's size into a CUDA frame,
+ * device to device; for a one-channel output into YUV, chroma comes from
+ * the input frame.
  */
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
                                    const AVFrame *in, AVFrame *frame);
