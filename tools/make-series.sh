@@ -53,7 +53,7 @@ locals=$work.local    # patches and files of ours that the series leaves out
 aparts=$work.apart    # "COMMIT NAME": commits sent as a series of their own
 : > "$aparts"
 : > "$used"
-echo /dev/null/none > "$locals"
+: > "$locals"
 
 # paths that a quilt patch touches
 patch_paths() {
