@@ -51,6 +51,8 @@ used=$work.used      # "patch NAME PATH" and "file PATH", one a line
 msg=$work.msg
 locals=$work.local    # patches and files of ours that the series leaves out
 aparts=$work.apart    # "COMMIT NAME": commits sent as a series of their own
+fixed=$work.fixed     # the paths that fixes of upstream's code touch
+: > "$fixed"
 : > "$aparts"
 : > "$used"
 : > "$locals"
@@ -82,6 +84,18 @@ copy_file() {
     mkdir -p "$(dirname "$work/$1")"
     if [ -f "$stage/$1" ]; then cp "$stage/$1" "$work/$1"; else cp "$top/$1" "$work/$1"; fi
     echo "file $1" >> "$used"
+}
+
+# A fix of upstream's code in a file that a later commit replaces with ours
+# (tools/series-fixes/BASE/NAME.diff): a small change for that base's own
+# branch, in the series first; the file it touches must be a File: later.
+apply_fix() {
+    diff=$top/tools/series-fixes/$UPSTREAM/$1.diff
+    [ -f "$diff" ] || die "$list: no tools/series-fixes/$UPSTREAM/$1.diff"
+    git -C "$work" apply "$diff" ||
+        die "tools/series-fixes/$UPSTREAM/$1.diff does not apply where $list puts it"
+    echo "fix $1" >> "$used"
+    sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$diff" >> "$fixed"
 }
 
 # A step: a later commit that changes our files (tools/series-steps/NAME.diff).
@@ -153,6 +167,7 @@ while IFS= read -r line; do
     head:Patch:\ *) apply_patch ${line#Patch: } ;;
     head:File:\ *)  copy_file ${line#File: } ;;
     head:Step:\ *)  apply_step ${line#Step: } ;;
+    head:Fix:\ *)   apply_fix ${line#Fix: } ;;
     head:Maintainer:\ *) add_maintainer "${line#Maintainer: }" ;;
     head:Apart:\ *) apart=${line#Apart: } ;;
     head:)          state=body ;;
@@ -181,6 +196,13 @@ git ls-files --cached --others --exclude-standard -- \
 for f in tools/series-steps/*.diff; do
     [ -f "$f" ] && basename "$f" .diff | sed 's/^/step /'
 done >> "$work.want"
+for f in tools/series-fixes/"$UPSTREAM"/*.diff; do
+    [ -f "$f" ] && basename "$f" .diff | sed 's/^/fix /'
+done >> "$work.want"
+sort -u "$fixed" | while read -r f; do
+    grep -qxF "file $f" "$used" ||
+        die "a fix in tools/series-fixes/$UPSTREAM touches $f, which no File: replaces"
+done
 sort "$work.want" > "$work.want.s"
 sort "$used" > "$work.used.s"
 if ! cmp -s "$work.want.s" "$work.used.s"; then
@@ -192,11 +214,11 @@ fi
 for p in $(base_series | grep -xF -f "$locals"); do
     git -C "$work" apply "$(base_patch "$p")" || die "local patch $p does not apply"
 done
-awk '$1 != "step" { print $NF }' "$work.want.s" | sort -u | while read -r f; do
+awk '$1 != "step" && $1 != "fix" { print $NF }' "$work.want.s" | sort -u | while read -r f; do
     cmp -s "$work/$f" "$tree/$f" ||
         die "$f differs from the prepared tree (make prepare, or fix tools/series.txt)"
 done
-rm -rf "$used" "$msg" "$locals" "$work.want" "$work.want.s" "$work.used.s" "$stage"
+rm -rf "$used" "$msg" "$locals" "$fixed" "$work.want" "$work.want.s" "$work.used.s" "$stage"
 
 # The commits marked Apart: go out as series of their own, and the rest
 # without them: so the rest must not need them (each applies to base).
