@@ -135,7 +135,6 @@ static const AVOption dnn_th_options[] = {
         { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = 3 }, 0, 0, FLAGS, "precision" },
     { "channels_last", "channels-last weights and input (auto: on CUDA; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
     TH_BATCH_SIZE_OPTION
-    { "intra_op_threads", "intra-op threads of each forward on the CPU (0: the cores shared among the requests)", OFFSET(intra_op_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1024, FLAGS, NULL },
     { NULL, NULL, 0, AV_OPT_TYPE_FLAGS, { .i64 = 0 }, 0, 0, 0, NULL }
 };
 
@@ -752,15 +751,38 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * It also stores the count as the default of threads that have not yet
  * run a parallel LibTorch operation, so set it only when there is a count.
  */
-static void th_set_intra_threads(THModel *th_model)
+static void th_set_threads(THModel *th_model, int threads)
 {
-    if (th_model->intra_threads <= 0)
+    if (threads <= 0)
         return;
     try {
-        at::set_num_threads(th_model->intra_threads);
+        at::set_num_threads(threads);
     } catch (const std::exception &e) {
         th_error(th_model->ctx, "could not set the intra-op thread count", e);
     }
+}
+
+static void th_set_intra_threads(THModel *th_model)
+{
+    th_set_threads(th_model, th_model->intra_threads);
+}
+
+/*
+ * A forward in the filter thread (async=0), which the graph's other
+ * filters share: the count is set for the forward and given back after
+ * it, so that another torch filter of the graph keeps its own.
+ */
+static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
+{
+    int prev = th_model->intra_threads > 0 ? at::get_num_threads() : 0;
+    int ret;
+
+    if (prev == th_model->intra_threads)
+        prev = 0;
+    th_set_threads(th_model, prev ? th_model->intra_threads : 0);
+    ret = th_run_request(th_model, request);
+    th_set_threads(th_model, prev);
+    return ret;
 }
 
 /*
@@ -831,7 +853,7 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         return ret < 0 ? ret : 0;
     }
 
-    ret = th_finish_request(lead, th_run_request(th_model, lead));
+    ret = th_finish_request(lead, th_run_in_filter_thread(th_model, lead));
     pthread_mutex_lock(&th_model->mutex);
     th_complete(th_model, lead, ret);
     pthread_mutex_unlock(&th_model->mutex);
@@ -1447,19 +1469,21 @@ static int th_nb_workers(const THModel *th_model)
 }
 
 /*
- * Intra-op threads of each forward: the option, else, with forwards side
- * by side, the cores shared among them; else LibTorch's default (0).
+ * Intra-op threads of each forward, from the filter's generic threads
+ * option where it is set (capped by the graph's, as
+ * ff_filter_get_nb_threads() does), else the cores: shared among the
+ * forwards that run side by side; for one forward at a time all of them
+ * where that is fewer than the cores, else LibTorch's default (0).
  */
 static int th_default_intra_threads(const THModel *th_model, int cores)
 {
-    const DnnContext *ctx = th_model->ctx;
+    AVFilterContext *filter_ctx = th_model->model.filter_ctx;
+    int budget = filter_ctx->nb_threads > 0 ? ff_filter_get_nb_threads(filter_ctx) : cores;
     int workers = th_nb_workers(th_model);
 
-    if (ctx->torch_option.intra_op_threads > 0)
-        return ctx->torch_option.intra_op_threads;
-    if (!th_side_by_side(th_model) || workers < 2)
-        return 0;
-    return FFMAX(1, cores / workers);
+    if (th_side_by_side(th_model) && workers >= 2)
+        return FFMAX(1, budget / workers);
+    return budget < cores ? FFMAX(1, budget) : 0;
 }
 
 /* batch_size > 1: a model on the CPU or on CUDA, requests for a batch. */
@@ -1540,8 +1564,6 @@ static int th_start(THModel *th_model)
         ret = th_make_requests(ctx, th_model);
     if (ret >= 0 && ctx->async)
         ret = th_start_workers(ctx, th_model);
-    else if (ret >= 0)
-        th_set_intra_threads(th_model);     /* the forwards run in this thread */
     if (ret < 0)
         return ret;
     av_log(ctx, AV_LOG_VERBOSE, "%s, %d request%s%s, batch size %d, intra-op "

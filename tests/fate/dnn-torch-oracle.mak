@@ -117,8 +117,8 @@ $(DNNT)/two-filters.ref: $(DNNT)/two-filters-bf16.ref $(DNNT)/fp32-rgb24.ref
 	$(DNNT_FF) -f rawvideo -pix_fmt rgb24 -s 96x64 -i $(DNNT)/two-filters-bf16.ref \
 	    -f rawvideo -pix_fmt rgb24 -s 96x64 -i $(DNNT)/fp32-rgb24.ref \
 	    -filter_complex vstack -f rawvideo -y $@
-DNNT_TWO_FILTERS = -f rawvideo -pix_fmt rgb24 -s 96x64 -i $(TARGET_PATH)/$(DNNT)/fp32-rgb24.in \
-    -filter_complex "split[a][b];[a]$(DNNT_OPT)/conv.pt:precision=bf16:intra_op_threads=1[x];[b]$(DNNT_OPT)/conv.pt:precision=fp32:intra_op_threads=2:nireq=3[y];[x][y]vstack"
+DNNT_TWO_FILTERS = -filter_complex_threads 8 -f rawvideo -pix_fmt rgb24 -s 96x64 -i $(TARGET_PATH)/$(DNNT)/fp32-rgb24.in \
+    -filter_complex "split[a][b];[a]$(DNNT_OPT)/conv.pt:precision=bf16:threads=1[x];[b]$(DNNT_OPT)/conv.pt:precision=fp32:threads=6:nireq=3[y];[x][y]vstack"
 fate-dnn-torch-two-filters: $(DNNT)/two-filters.ref
 fate-dnn-torch-two-filters: CMD = ffmpeg $(DNNT_TWO_FILTERS) -f rawvideo -
 fate-dnn-torch-two-filters: CMP = oneoff
@@ -127,7 +127,9 @@ fate-dnn-torch-two-filters: FUZZ = 2
 fate-dnn-torch-two-filters: REF = $(DNNT)/two-filters.ref
 fate-dnn-torch-two-filters-log: $(DNNT)/fp32-rgb24.in
 fate-dnn-torch-two-filters-log: CMD = $(DNNT_PY)/expect_output.py \
-    "model .*conv.pt. on cpu in bf16" "model .*conv.pt. on cpu in fp32" -- \
+    "model .*conv.pt. on cpu in bf16" "model .*conv.pt. on cpu in fp32" \
+    "async, [0-9]+ requests side by side, batch size 1, intra-op threads: 1$$" \
+    "async, 3 requests side by side, batch size 1, intra-op threads: 2$$" -- \
     $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose $(DNNT_TWO_FILTERS) -f null -
 fate-dnn-torch-two-filters-log: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-two-filters fate-dnn-torch-two-filters-log
@@ -233,8 +235,8 @@ endef
 
 $(eval $(call DNNT_RESIZE_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),,resize.ref,default))
 $(eval $(call DNNT_RESIZE_TESTS,resize-concat,$(DNNT_RESIZE_concat),,resize.ref,default))
-# the intra-op thread count of each forward, as a user sets it
-$(eval $(call DNNT_RESIZE_ASYNC,resize-reinit,$(DNNT_RESIZE_reinit),,async-nireq3-intra1,:async=1:nireq=3:intra_op_threads=1))
+# a thread count of the user's (the generic threads option: 1 for each of 3)
+$(eval $(call DNNT_RESIZE_ASYNC,resize-reinit,$(DNNT_RESIZE_reinit),,async-nireq3-threads3,:async=1:nireq=3:threads=3))
 
 # A kept graph (-reinit_filter 0): output frames have the output link's
 # size, so the model's 80x56 output for the second part is one line at
@@ -464,7 +466,7 @@ FATE_DNN_TORCH += fate-dnn-torch-err-device-escaped
 # device_id take, and names precision's values.
 fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
     "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
-    "^ +torch +4 " "nireq .*0: automatic" "intra_op_threads .*0: the cores shared" \
+    "^ +torch +4 " "nireq .*0: automatic" \
     "device .*torch: cpu$(DNNT_COMMA) cuda$(DNNT_COMMA) xpu" "device_id .*index of the GPU when device names none" \
     "precision .*<int>.*default auto" "^ +fp16 +2 .*float16" \
     -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
@@ -472,26 +474,31 @@ fate-dnn-torch-help: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help
 
 # The requests, batch size and intra-op threads chosen, at verbose level:
-# with async on the CPU the requests run side by side, with the count asked
-# for; the automatic choice gives at least two; without async, LibTorch's
-# default; with batch_size 2, workers for batches of 2 requests.
+# with async on the CPU the requests run side by side, sharing the filter's
+# generic threads option (threads=6 over 3: 2 each; -filter_threads
+# raises the graph's cap above the cores of a small machine); the automatic choice
+# gives at least two; without async, LibTorch's default, or the threads
+# option where it is below the cores; with batch_size 2, workers for
+# batches of 2 requests.
 # $(1) test name, $(2) filter options, $(3) regex
 define DNNT_THREADS
 fate-dnn-torch-threads-$(1): $(DNNT)/models.stamp
 fate-dnn-torch-threads-$(1): CMD = $(DNNT_PY)/expect_output.py $(3) -- \
     $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
-    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -filter_threads 8 -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
     -vf format=rgb24,$(DNNT_OPT)/conv.pt$(2) -f null -
 fate-dnn-torch-threads-$(1): CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-threads-$(1)
 endef
-$(eval $(call DNNT_THREADS,explicit,:async=1:nireq=3:intra_op_threads=2,\
+$(eval $(call DNNT_THREADS,explicit,:async=1:nireq=3:threads=6,\
     "async$(DNNT_COMMA) 3 requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 2$$$$"))
 $(eval $(call DNNT_THREADS,auto,:async=1,\
     "async$(DNNT_COMMA) ([2-9]|[1-9][0-9]+) requests side by side$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: [1-9]"))
 $(eval $(call DNNT_THREADS,sync,:async=0,\
     "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 0 .LibTorch.s default.$$$$"))
-$(eval $(call DNNT_THREADS,batch,:async=1:nireq=4:batch_size=2:intra_op_threads=1,\
+$(eval $(call DNNT_THREADS,sync-threads1,:async=0:threads=1,\
+    "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 1$$$$"))
+$(eval $(call DNNT_THREADS,batch,:async=1:nireq=4:batch_size=2:threads=2,\
     "async$(DNNT_COMMA) 4 requests side by side$(DNNT_COMMA) batch size 2$(DNNT_COMMA) intra-op threads: 1$$$$"))
 
 # optimize is per model: whether TorchScript's graph executor optimizes is a

@@ -1,11 +1,12 @@
-"""CPU frames: steady fps of dnn_processing for several nireq and
-intra_op_threads splits, to choose the defaults and to say which split a
+"""CPU frames: steady fps of dnn_processing for several splits of nireq
+and intra-op threads per request, to choose the defaults and to say which split a
 machine needs.
 
     python3 tools/bench/cpu_sweep.py --ffmpeg ./ffmpeg --model M.pt
         [--size WxH] [--frames F1,F2] [--splits N:T,...] [--ref FFMPEG]
 
-Each split N:T runs the filter with nireq=N and intra_op_threads=T (0: the
+Each split N:T runs the filter with nireq=N and T intra-op threads per
+request, through the filter's generic option threads=N*T (T=0: the
 backend's default), async=1, on one testsrc2 frame looped to F frames, -f
 null (-frames:v F); the rate is (F2 - F1) / (t2 - t1) over the wall
 times of the two runs (tools/bench/steady.py), so start-up cancels.
@@ -23,11 +24,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from steady import steady_fps  # noqa: E402
 
 
-def steady(ffmpeg, model, size, frames, opts):
+def steady(ffmpeg, model, size, frames, opts, threads=0):
     """Steady fps of the model on one looped testsrc2 frame, or why not."""
     vf = ("format=rgb24,loop=loop=-1:size=1,"
           "dnn_processing=dnn_backend=torch:model=%s%s" % (model, opts))
-    cmd = [ffmpeg, "-hide_banner", "-v", "error", "-nostdin", "-f", "lavfi", "-i",
+    # -filter_threads: the graph's cap on a filter's threads option
+    cap = ["-filter_threads", str(threads)] if threads else []
+    cmd = [ffmpeg, "-hide_banner", "-v", "error", "-nostdin"] + cap + ["-f", "lavfi", "-i",
            "testsrc2=s=%s:r=25" % size, "-vf", vf, "-f", "null", "-"]
     try:
         return steady_fps(cmd, *frames)
@@ -51,9 +54,11 @@ def main():
                                                           args.size, frames, ":async=1")))
     for split in args.splits.split(","):
         n, t = split.split(":")
-        rows.append(("nireq=%s intra_op_threads=%s" % (n, t),
+        threads = int(n) * int(t)
+        rows.append(("nireq=%s, %s thread%s each" % (n, t or "default", "" if t == "1" else "s"),
                      steady(args.ffmpeg, args.model, args.size, frames,
-                            ":async=1:nireq=%s:intra_op_threads=%s" % (n, t))))
+                            ":async=1:nireq=%s%s" % (n, ":threads=%d" % threads if threads else ""),
+                            threads)))
     ref = rows[0][1] if args.ref and isinstance(rows[0][1], float) else None
     print("| %s %s, frames %s | fps | vs reference |" % (args.model, args.size, args.frames))
     print("| --- | --- | --- |")
