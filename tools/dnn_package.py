@@ -12,10 +12,17 @@ generated code.  Three keys, all strings:
     dnn.input.shape   batch x channels x height x width, each a number or
                       MIN..MAX for a dynamic dimension: 1x3x16..2160x16..3840
 
+A package may hold several models (AOTInductor keys them by name): "model",
+the dynamic one, and one per fixed frame size, which "model" lists in a
+fourth key, dnn.models ("s960x540,s1920x1080").  The backend runs a frame
+on the model of its size, else on "model".
+
 compile_package() writes them from the example input and the dynamic
 dimensions given to torch.export; a package made another way carries them
 when the same dictionary is passed as inductor_configs["aot_inductor.metadata"].
 """
+import time
+
 import torch
 
 DTYPES = {torch.float32: "float32", torch.float16: "float16",
@@ -24,10 +31,11 @@ DTYPES = {torch.float32: "float32", torch.float16: "float16",
 
 def input_metadata(example, dims):
     """The keys for one input: example, the tensor given to torch.export;
-    dims, {axis: torch.export.Dim} of its dynamic axes."""
+    dims, {axis: torch.export.Dim} of its dynamic axes (a Dim, or an
+    integer times a Dim for sizes that are multiples of it)."""
     if example.dtype not in DTYPES:
         raise SystemExit(f"input dtype {example.dtype} is not float32, float16 or bfloat16")
-    sizes = [f"{dims[d].min}..{dims[d].max}" if d in dims else str(n)
+    sizes = [f"{dim_range(dims[d])[0]}..{dim_range(dims[d])[1]}" if d in dims else str(n)
              for d, n in enumerate(example.shape)]
     nhwc = example.dim() == 4 and not example.is_contiguous() and \
         example.is_contiguous(memory_format=torch.channels_last)
@@ -36,11 +44,50 @@ def input_metadata(example, dims):
             "dnn.input.shape": "x".join(sizes)}
 
 
-def compile_package(model, example, dims, path):
-    """torch.export of model on example with dims dynamic, AOTInductor
-    compiled into the package path, with the metadata above."""
-    ep = torch.export.export(model, (example,), dynamic_shapes=(dims,))
+def dim_range(dim):
+    """(min, max) of a torch.export dimension, or of a multiple of one."""
+    if hasattr(dim, "min"):
+        return dim.min, dim.max
+    # a derived dimension k * D: its root's range times k
+    k = dim.fn(1)
+    return dim.root.min * k, dim.root.max * k
+
+
+def like(example, height, width):
+    """An input of another size, of example's dtype, device and layout."""
+    x = torch.rand(example.shape[0], example.shape[1], height, width,
+                   dtype=example.dtype, device=example.device)
+    if not example.is_contiguous():
+        x = x.contiguous(memory_format=torch.channels_last)
+    return x
+
+
+def compile_model(model, example, dims, meta, say=print):
+    """torch.export and AOTInductor of one model: its files for package_aoti."""
+    start = time.time()
+    ep = torch.export.export(model, (example,), dynamic_shapes=(dims,) if dims else None)
+    files = torch._inductor.aot_compile(
+        ep.module(), (example,),
+        options={"aot_inductor.package": True, "aot_inductor.metadata": meta})
+    say("  compiled %s in %.0f s" % (meta["dnn.input.shape"], time.time() - start))
+    return files
+
+
+def compile_package(model, example, dims, path, sizes=(), say=print):
+    """A package at path: a model compiled for each (width, height) of
+    sizes, and one with dims dynamic, compiled on example ("model").
+    Returns the metadata of "model"."""
+    from torch._inductor.package import package_aoti
+
+    files, names = {}, []
+    for width, height in sizes:
+        name = "s%dx%d" % (width, height)
+        x = like(example, height, width)
+        files[name] = compile_model(model, x, {}, input_metadata(x, {}), say)
+        names.append(name)
     meta = input_metadata(example, dims)
-    torch._inductor.aoti_compile_and_package(
-        ep, package_path=path, inductor_configs={"aot_inductor.metadata": meta})
+    if names:
+        meta["dnn.models"] = ",".join(names)
+    files["model"] = compile_model(model, example, dims, meta, say)
+    package_aoti(path, files)
     return meta

@@ -30,6 +30,12 @@
  * dnn.input.layout (nchw or nhwc) and dnn.input.shape (a size or MIN..MAX
  * per dimension: 1x3x16..2160x16..3840).  A package without them is
  * refused at load.
+ *
+ * A package may hold several models, each compiled for its own input
+ * sizes: "model", and those that its metadata names in dnn.models (a
+ * comma-separated list, the exporter's models for fixed frame sizes).
+ * Each input runs on the first of the named ones that takes it, else on
+ * "model".
  */
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -45,21 +51,32 @@ extern "C" {
 
 #include <cinttypes>
 #include <cstdio>
+#include <atomic>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 typedef std::unordered_map<std::string, std::string> THMetadata;
 
+/* One model of a package. */
+struct THAotiModel {
+    std::string name;
+    torch::inductor::AOTIModelPackageLoader *loader = NULL;
+    int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
+};
+
 struct THAoti {
     std::string path;
-    torch::inductor::AOTIModelPackageLoader *loader;
+    void *log_ctx;
+    std::vector<THAotiModel> models; ///< the named ones first, "model" last
+    std::atomic<int64_t> last{ -1 }; ///< the model and size that ran last (for the log)
     std::string kind;               ///< the package's device: cpu or cuda
     c10::DeviceType type;
     int index;                      ///< the device it is loaded on
-    torch::ScalarType dtype;        ///< of its input
+    torch::ScalarType dtype = torch::ScalarType::Undefined; ///< of its input
     int channels_last;              ///< NHWC-strided input: 1, NCHW: 0
-    int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
 };
 
 int ff_dnn_th_aoti_is_package(const char *path)
@@ -87,7 +104,7 @@ int ff_dnn_th_aoti_is_package(const char *path)
 }
 
 /* "1x3x16..2160x16..3840": a size or MIN..MAX per dimension. */
-static int th_parse_shape(THAoti *a, const std::string &shape)
+static int th_parse_shape(THAotiModel *a, const std::string &shape)
 {
     const char *p = shape.c_str();
 
@@ -108,32 +125,41 @@ static int th_parse_shape(THAoti *a, const std::string &shape)
     return 0;
 }
 
-/* The input the package's metadata describes; an error names the key. */
-static int th_read_input(THAoti *a, void *log_ctx, THMetadata &meta)
+/*
+ * The input a model's metadata describes; an error names the key.  The
+ * first model read sets the package's dtype and layout; the others must
+ * have the same.
+ */
+static int th_read_input(THAoti *a, THAotiModel *m, void *log_ctx, THMetadata &meta)
 {
     static const struct { const char *name; torch::ScalarType type; } types[] = {
         { "float32", torch::kFloat32 }, { "float16", torch::kHalf },
         { "bfloat16", torch::kBFloat16 },
     };
     const std::string &dtype = meta["dnn.input.dtype"], &layout = meta["dnn.input.layout"];
+    torch::ScalarType type = torch::ScalarType::Undefined;
+    int first = a->dtype == torch::ScalarType::Undefined;
     const char *bad = NULL;
 
-    a->dtype = torch::ScalarType::Undefined;
     for (const auto &t : types)
         if (dtype == t.name)
-            a->dtype = t.type;
-    a->channels_last = layout == "nhwc";
-    if (a->dtype == torch::ScalarType::Undefined)
+            type = t.type;
+    if (type == torch::ScalarType::Undefined || (!first && type != a->dtype))
         bad = "dnn.input.dtype";
-    else if (layout != "nhwc" && layout != "nchw")
+    else if ((layout != "nhwc" && layout != "nchw") ||
+             (!first && (layout == "nhwc") != a->channels_last))
         bad = "dnn.input.layout";
-    else if (th_parse_shape(a, meta["dnn.input.shape"]) < 0)
+    else if (th_parse_shape(m, meta["dnn.input.shape"]) < 0)
         bad = "dnn.input.shape";
-    if (!bad)
+    if (!bad) {
+        a->dtype = type;
+        a->channels_last = layout == "nhwc";
         return 0;
-    av_log(log_ctx, AV_LOG_ERROR, "'%s': the package's metadata has no valid %s "
-           "(compile it with aot_inductor.metadata holding dnn.input.dtype, "
-           "dnn.input.layout and dnn.input.shape)\n", a->path.c_str(), bad);
+    }
+    av_log(log_ctx, AV_LOG_ERROR, "'%s': the metadata of the package's model '%s' has "
+           "no valid %s (compile it with aot_inductor.metadata holding dnn.input.dtype, "
+           "dnn.input.layout and dnn.input.shape, the same dtype and layout for every "
+           "model)\n", a->path.c_str(), m->name.c_str(), bad);
     return AVERROR(EINVAL);
 }
 
@@ -170,11 +196,41 @@ static int th_pick_device(THAoti *a, void *log_ctx, bool given, c10::Device *dev
     return 0;
 }
 
-static void th_new_loader(THAoti *a)
+static void th_new_loaders(THAoti *a)
 {
-    a->loader = new torch::inductor::AOTIModelPackageLoader(
-        a->path, "model", false, 1,
-        a->type == c10::DeviceType::CUDA ? (c10::DeviceIndex)a->index : -1);
+    for (THAotiModel &m : a->models) {
+        delete m.loader;
+        m.loader = NULL;
+        m.loader = new torch::inductor::AOTIModelPackageLoader(
+            a->path, m.name, false, 1,
+            a->type == c10::DeviceType::CUDA ? (c10::DeviceIndex)a->index : -1);
+    }
+}
+
+/* The models of the package: those that "model" names, then "model". */
+static int th_read_models(THAoti *a, void *log_ctx, THMetadata &meta)
+{
+    std::stringstream names(meta["dnn.models"]);
+    std::string name;
+    int ret;
+
+    while (std::getline(names, name, ','))
+        if (!name.empty() && name != "model")
+            a->models.push_back(THAotiModel{ name });
+    a->models.push_back(THAotiModel{ "model" });
+    ret = th_read_input(a, &a->models.back(), log_ctx, meta);
+    for (size_t i = 0; ret >= 0 && i + 1 < a->models.size(); i++) {
+        THMetadata m = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(
+            a->path, a->models[i].name);
+        if (m["AOTI_DEVICE_KEY"] != a->kind) {
+            av_log(log_ctx, AV_LOG_ERROR, "'%s': the package's model '%s' is compiled "
+                   "for %s, not %s as 'model' is\n", a->path.c_str(),
+                   a->models[i].name.c_str(), m["AOTI_DEVICE_KEY"].c_str(), a->kind.c_str());
+            return AVERROR(EINVAL);
+        }
+        ret = th_read_input(a, &a->models[i], log_ctx, m);
+    }
+    return ret;
 }
 
 int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
@@ -186,16 +242,18 @@ int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
 
     *paoti = a;
     a->path = path;
+    a->log_ctx = log_ctx;
     meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(path, "model");
     a->kind = meta["AOTI_DEVICE_KEY"];
     ret = th_pick_device(a, log_ctx, device_given, device);
-    if (ret < 0 || (ret = th_read_input(a, log_ctx, meta)) < 0)
+    if (ret < 0 || (ret = th_read_models(a, log_ctx, meta)) < 0)
         return ret;
-    th_new_loader(a);
-    av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, input %s, "
-           "1x%" PRId64 "xHxW%s, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
-           a->kind.c_str(), c10::toString(a->dtype), a->lo[1],
-           a->channels_last ? " channels-last" : "", a->lo[2], a->hi[2], a->lo[3], a->hi[3]);
+    th_new_loaders(a);
+    for (const THAotiModel &m : a->models)
+        av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, model '%s', input %s, "
+               "1x%" PRId64 "xHxW%s, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
+               a->kind.c_str(), m.name.c_str(), c10::toString(a->dtype), m.lo[1],
+               a->channels_last ? " channels-last" : "", m.lo[2], m.hi[2], m.lo[3], m.hi[3]);
     return 0;
 }
 
@@ -203,7 +261,8 @@ void ff_dnn_th_aoti_free(THAoti **paoti)
 {
     if (!*paoti)
         return;
-    delete (*paoti)->loader;
+    for (THAotiModel &m : (*paoti)->models)
+        delete m.loader;
     delete *paoti;
     *paoti = NULL;
 }
@@ -229,28 +288,35 @@ int ff_dnn_th_aoti_to_device(THAoti *a, void *log_ctx, const c10::Device &device
     }
     if (device.index() == a->index)
         return 0;
-    delete a->loader;
-    a->loader = NULL;
     a->index = device.index();
-    th_new_loader(a);
+    th_new_loaders(a);
     return 0;
 }
 
-/* Throws when the input is not what the package was exported for. */
-static void th_check_input(const THAoti *a, const torch::Tensor &input)
+/* 1 when the model takes the input's sizes. */
+static int th_takes(const THAotiModel *m, const torch::Tensor &input)
+{
+    for (int d = 0; d < 4 && d < input.dim(); d++)
+        if (input.size(d) < m->lo[d] || input.size(d) > m->hi[d])
+            return 0;
+    return 1;
+}
+
+/* Throws when the input is not what the model was exported for. */
+static void th_check_input(const THAoti *a, const THAotiModel *m, const torch::Tensor &input)
 {
     char msg[256];
 
     for (int d = 0; d < 4 && d < input.dim(); d++) {
-        if (input.size(d) >= a->lo[d] && input.size(d) <= a->hi[d])
+        if (input.size(d) >= m->lo[d] && input.size(d) <= m->hi[d])
             continue;
         if (d >= 2)
             snprintf(msg, sizeof(msg), "the package was exported for %s %" PRId64
                      "..%" PRId64 " (torch.export's dynamic shapes), not %" PRId64,
-                     d == 2 ? "height" : "width", a->lo[d], a->hi[d], input.size(d));
+                     d == 2 ? "height" : "width", m->lo[d], m->hi[d], input.size(d));
         else
             snprintf(msg, sizeof(msg), "the package takes %" PRId64 " %s, not %" PRId64,
-                     a->lo[d], d ? "channels" : "frames", input.size(d));
+                     m->lo[d], d ? "channels" : "frames", input.size(d));
         throw std::runtime_error(msg);
     }
     if (input.scalar_type() != a->dtype)
@@ -258,16 +324,32 @@ static void th_check_input(const THAoti *a, const torch::Tensor &input)
                                  c10::toString(a->dtype) + " input");
 }
 
+/* The first model that takes the input, else "model" (which checks it). */
+static const THAotiModel *th_pick_model(THAoti *a, const torch::Tensor &input)
+{
+    int i = 0, n = (int)a->models.size();
+    int64_t key;
+
+    while (i < n - 1 && !th_takes(&a->models[i], input))
+        i++;
+    th_check_input(a, &a->models[i], input);
+    key = ((int64_t)i << 40) | (input.size(2) << 20) | input.size(3);
+    if (a->last.exchange(key) != key)
+        av_log(a->log_ctx, AV_LOG_VERBOSE, "package model '%s' for %" PRId64 "x%" PRId64 "\n",
+               a->models[i].name.c_str(), input.size(3), input.size(2));
+    return &a->models[i];
+}
+
 torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
 {
     void *stream = NULL;
     std::vector<torch::Tensor> out;
+    const THAotiModel *m = th_pick_model(a, input);
 
-    th_check_input(a, input);
     if (input.is_cuda())
         stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
                      ->getStream(input.device()).native_handle();
-    out = a->loader->run({ input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
+    out = m->loader->run({ input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
                                                                at::MemoryFormat::Contiguous) },
                          stream);
     if (out.empty())
