@@ -1,71 +1,219 @@
 #!/usr/bin/env python3
-"""Export a PyTorch model for ffmpeg's dnn_processing: a TorchScript file,
-or with a .pt2 name an AOTInductor package (torch.export, compiled ahead of
-time; about a minute, needs a C++ compiler).
+"""Export a model for ffmpeg's dnn_processing (dnn_backend=torch), from
+the file you have to the format that runs fastest where it will run.
 
-    python3 tools/export-model.py sharpen.pt
-    python3 tools/export-model.py sharpen.pt2 [cpu|cuda] [fp32|fp16|bf16] [nchw|cl]
-                                   (in this order; each one needs those before it)
-    ./ffmpeg -i in.mp4 -vf dnn_processing=model=sharpen.pt out.mp4
+    build/venv/bin/python tools/export-model.py SOURCE OUT [options]
 
-A package runs on the device, in the dtype and in the layout it was compiled
-for, for frames of 16x16 up to 3840x2160 (the dynamic shapes below; widen
-them for larger frames).  cl exports it from a channels-last input, the
-faster layout for convolutions on CUDA (the default there; nchw on the CPU).
+SOURCE  a checkpoint of a published architecture that spandrel reads
+        (.pth, .pt, .ckpt, .safetensors: Real-ESRGAN, SwinIR, SPAN, DRUNet,
+        ...; loaded as weights only, never unpickling code), or
+        FILE.py:Class or FILE.py:Class(key=value, ...), an nn.Module of
+        yours (--weights W.pth for its state dict), or demo (a sharpening
+        filter)
+OUT     the file to write: a .pt2 (AOTInductor package) or a .pt
+        (TorchScript)
 
-The contract: forward() takes a 1x3xHxW float tensor in [0, 1] (R, G, B;
-1xHxW channels for a model of the Y plane) and returns a 1x3xH'xW' tensor,
-clamped to [0, 1]; H', W' may differ (super-resolution).  Copy this file,
-put your own nn.Module in place of Sharpen (with model.load_state_dict(
-torch.load("weights.pth")) for trained weights) and keep the last lines.
+--device cpu|cuda        where it will run [cpu]
+--precision fp32|fp16|bf16  [fp16 on cuda, fp32 on cpu]
+--sizes WxH,...          the frame sizes you will feed: a .pt2 holds a
+                         model compiled for each, and a dynamic one for any
+                         other size (16..2160 x 16..3840)
+--like VIDEO             the sizes of VIDEO's video streams (ffprobe)
+--format auto|pt2|torchscript
+                         auto: pt2 on cuda (measured on an H200: the
+                         compact 4x net at 960x540 in fp16 ran 430 fps as
+                         a .pt2 for that size, 197 as TorchScript),
+                         TorchScript on the CPU (a CPU .pt2 of the same
+                         net ran 0.71x TorchScript on 2 cores); an OUT
+                         ending in .pt or .pt2 asks for that format
+--layout auto|nchw|cl    a package's input layout [cl on cuda]
+
+A package is native code, compiled here and run with the rights of whoever
+runs ffmpeg: ship it only to those who trust you.  Compiling takes from
+half a minute to minutes per size (a C++ compiler is needed).
+
+The contract the filter keeps: forward() takes a 1x3xHxW (or 1x1xHxW)
+float tensor in [0, 1], R, G, B, and returns 1xCx(kH)x(kW) in [0, 1].
 """
+import argparse
+import json
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
+import time
+
+import warnings
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-from dnn_package import compile_package
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dnn_package import compile_package  # noqa: E402
+from dnn_sources import SourceError, load  # noqa: E402
 
-
-class Sharpen(nn.Module):
-    """Unsharp mask: a fixed 3x3 kernel on each channel."""
-
-    def __init__(self, amount: float = 1.0):
-        super().__init__()
-        k = torch.tensor([[0.0, -1.0, 0.0], [-1.0, 4.0, -1.0], [0.0, -1.0, 0.0]])
-        identity = torch.zeros(3, 3)
-        identity[1, 1] = 1.0
-        self.register_buffer("weight", (identity + amount * k).expand(3, 1, 3, 3).clone())
-
-    def forward(self, x):
-        x = F.pad(x, (1, 1, 1, 1), mode="replicate")
-        return F.conv2d(x, self.weight, groups=3).clamp(0.0, 1.0)
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+MAX_H, MAX_W = 2160, 3840
 
 
-def export_package(model, path, device="cpu", dtype="fp32", layout=None):
-    """torch.export with dynamic height and width, then AOTInductor."""
-    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    model = model.to(device=device, dtype=dtype)
-    example = torch.rand(1, 3, 720, 1280, device=device, dtype=dtype)
-    layout = layout or ("cl" if device.startswith("cuda") else "nchw")
-    if layout not in ("nchw", "cl"):
-        raise SystemExit(f"layout '{layout}' is not nchw or cl")
-    if layout == "cl":
+def fail(msg):
+    print("export-model: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def parse_sizes(text):
+    sizes = []
+    for item in filter(None, text.split(",")):
+        try:
+            w, h = (int(v) for v in item.lower().split("x"))
+        except ValueError:
+            fail(f"--sizes: '{item}' is not WIDTHxHEIGHT")
+        sizes.append((w, h))
+    return sizes
+
+
+def sizes_of(video):
+    """The sizes of a file's video streams, by the ffprobe next to us."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    probe = shutil.which("ffprobe") or os.path.join(top, "ffprobe")
+    try:
+        out = subprocess.run([probe, "-v", "error", "-select_streams", "v", "-show_entries",
+                              "stream=width,height", "-of", "json", video],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        fail(f"--like {video}: ffprobe could not read it ({e})")
+    sizes = sorted({(s["width"], s["height"]) for s in json.loads(out)["streams"]})
+    if not sizes:
+        fail(f"--like {video}: no video stream")
+    return sizes
+
+
+def check_size(info, w, h):
+    """One line when the model cannot take frames of w x h."""
+    m, k = info["minimum"], info["multiple_of"]
+    if w < max(m, 1) or h < max(m, 1) or w % k or h % k or (info["square"] and w != h):
+        return (f"{info['architecture']} cannot take {w}x{h} frames: it needs at least "
+                f"{m}x{m}" + (f", sides that are multiples of {k}" if k > 1 else "") +
+                (", square frames" if info["square"] else ""))
+    if w > MAX_W or h > MAX_H:
+        return f"{w}x{h} is above the largest frame a package takes, {MAX_W}x{MAX_H}"
+    return None
+
+
+def dynamic_dims(info):
+    """torch.export dimensions of height and width, multiples of what the
+    architecture needs."""
+    k = info["multiple_of"]
+    lo = max(16, info["minimum"])
+    lo += (-lo) % k
+    if k == 1:
+        return {2: torch.export.Dim("h", min=lo, max=MAX_H),
+                3: torch.export.Dim("w", min=lo, max=MAX_W)}
+    return {2: k * torch.export.Dim("hk", min=lo // k, max=MAX_H // k),
+            3: k * torch.export.Dim("wk", min=lo // k, max=MAX_W // k)}
+
+
+def pick_format(args):
+    auto = "pt2" if args.device == "cuda" else "torchscript"
+    named = {".pt2": "pt2", ".pt": "torchscript"}.get(os.path.splitext(args.out)[1].lower())
+    fmt = args.format if args.format != "auto" else (named or auto)
+    if named and fmt != named:
+        fail(f"{args.out}: a {fmt} file is named .{'pt2' if fmt == 'pt2' else 'pt'}")
+    if args.format == "auto" and fmt != auto:
+        print(f"  writing {fmt}, as the name {args.out} says (auto would write "
+              f"{auto} for {args.device})")
+    return fmt
+
+
+def to_torchscript(model, example, info, out):
+    """script, else trace, checked at a second size against the module."""
+    try:
+        ts = torch.jit.script(model)
+        how = "scripted"
+    except Exception:
+        with torch.no_grad():
+            ts = torch.jit.trace(model, example, check_trace=False)
+        how = "traced"
+        side = 192 if info["square"] else 128
+        other = torch.rand(1, example.shape[1], side, 192, dtype=example.dtype,
+                           device=example.device)
+        with torch.no_grad():
+            diff = (ts(other) - model(other)).abs().max().item()
+        if diff > 1e-2:
+            fail(f"the traced model is wrong at another size (off by {diff:.3g}): this "
+                 "architecture needs --format pt2")
+    ts.save(out)
+    return how
+
+
+def export(model, info, args, fmt):
+    dtype = DTYPES[args.precision]
+    model = model.to(device=args.device, dtype=dtype)
+    h, w = 256, 256
+    example = torch.rand(1, info["channels"], h, w, device=args.device, dtype=dtype)
+    if fmt == "torchscript":
+        if args.sizes:
+            print("  TorchScript takes any size: --sizes are for a .pt2")
+        return to_torchscript(model, example, info, args.out)
+    cl = args.layout == "cl" or (args.layout == "auto" and args.device == "cuda")
+    if cl:
         example = example.contiguous(memory_format=torch.channels_last)
-    dims = {2: torch.export.Dim("h", min=16, max=2160),
-            3: torch.export.Dim("w", min=16, max=3840)}
-    compile_package(model, example, dims, path)
+    try:
+        meta = compile_package(model, example, dynamic_dims(info), args.out, args.sizes,
+                               say=lambda s: print(s, flush=True))
+    except Exception as e:  # torch.export's and Inductor's errors are many pages
+        first = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
+        fail(f"torch.export could not export {info['architecture']} for any frame size "
+             f"({type(e).__name__}: {first[:160]}); --format torchscript may work")
+    named = meta.get("dnn.models")
+    return (f"models for {named.replace('s', '')} and " if named else "") + \
+        f"a dynamic one ({meta['dnn.input.shape']}), {meta['dnn.input.layout']}"
+
+
+def main():
+    warnings.filterwarnings("ignore")
+    ap = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1].strip())
+    ap.add_argument("source")
+    ap.add_argument("out")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--precision", choices=list(DTYPES))
+    ap.add_argument("--sizes", type=parse_sizes, default=[])
+    ap.add_argument("--like")
+    ap.add_argument("--format", choices=["auto", "pt2", "torchscript"], default="auto")
+    ap.add_argument("--layout", choices=["auto", "nchw", "cl"], default="auto")
+    ap.add_argument("--weights")
+    args = ap.parse_args()
+    args.precision = args.precision or ("fp16" if args.device == "cuda" else "fp32")
+    if args.like:
+        args.sizes += sizes_of(args.like)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        fail("--device cuda: PyTorch finds no CUDA device here")
+    start = time.time()
+    try:
+        model, info = load(args.source, args.weights)
+    except SourceError as e:
+        fail(str(e))
+    print(f"found {info['architecture']}: x{info['scale']}, {info['channels']} channel"
+          f"{'s' if info['channels'] > 1 else ''}, {info['parameters'] / 1e6:.2f} M parameters")
+    if args.precision == "fp16" and not info.get("fp16", True) or \
+            args.precision == "bf16" and not info.get("bf16", True):
+        fail(f"{info['architecture']} does not support {args.precision} (spandrel says so)")
+    for w, h in args.sizes:
+        bad = check_size(info, w, h)
+        if bad:
+            fail(bad)
+    fmt = pick_format(args)
+    final, args.out = args.out, os.path.join(
+        tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(args.out))),
+        os.path.basename(args.out))
+    try:
+        how = export(model, info, args, fmt)
+        os.replace(args.out, final)
+    finally:
+        shutil.rmtree(os.path.dirname(args.out), ignore_errors=True)
+    print(f"wrote {final}: {fmt} for {args.device}, {args.precision}, {how}, "
+          f"in {time.time() - start:.0f} s")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or len(sys.argv) > 5:
-        raise SystemExit(__doc__)
-    model = Sharpen().eval()
-    if sys.argv[1].endswith(".pt2"):
-        export_package(model, *sys.argv[1:])
-    else:
-        # script keeps control flow; torch.jit.trace(model, torch.rand(1, 3, 64, 64))
-        # also works for models without data-dependent branches
-        torch.jit.script(model).save(sys.argv[1])
-    print("wrote", sys.argv[1])
+    main()

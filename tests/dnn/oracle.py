@@ -11,6 +11,9 @@ dtype of the model's weights (x / 255 in float32, then cast), or in DTYPE
 (fp32, fp16, bf16) when given: the model is then cast to it.
 
     python3 oracle.py MODEL PIXFMT WIDTH HEIGHT IN.raw OUT.raw [DTYPE]
+
+MODEL may be a checkpoint (.pth, .ckpt, .safetensors): spandrel's own
+module for it runs, the independent side of tools/export-model.py.
 """
 
 import sys
@@ -73,12 +76,20 @@ def run(model, fmt, w, h, buf):
     return y + bytes(buf[w * h:])
 
 
+def load(path):
+    """A TorchScript file, or a checkpoint as spandrel's own module."""
+    if path.endswith((".pth", ".ckpt", ".safetensors")):
+        import spandrel
+        return spandrel.ModelLoader().load_from_file(path).model.eval()
+    return torch.jit.load(path).eval()
+
+
 def main():
     if len(sys.argv) not in (7, 8):
         raise SystemExit(__doc__)
     path, fmt, w, h, src, dst = sys.argv[1:7]
     w, h = int(w), int(h)
-    model = torch.jit.load(path).eval()
+    model = load(path)
     if len(sys.argv) == 8:
         model = model.to(DTYPES[sys.argv[7]])
     size = frame_size(fmt, w, h)

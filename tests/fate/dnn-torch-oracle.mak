@@ -598,7 +598,7 @@ endif
 # model: the same frames, on yuv420p input with no format filter.
 $(DNNT)/exported.pt: $(DNNT_TOP)/tools/export-model.py
 	@mkdir -p $(DNNT)
-	$(TORCH_PYTHON) $< $@ > /dev/null
+	$(TORCH_PYTHON) $< demo $@ > /dev/null
 $(DNNT)/sharpen.framecrc: $(DNNT)/negotiate.in $(DNNT)/models.stamp
 	$(DNNT_FF) -nostats -cpuflags all $(DNNT_NEGOTIATE) $(DNNT_OPT)/sharpen.pt \
 	    -bitexact -f framecrc -y $@
@@ -678,8 +678,102 @@ $(eval $(call DNNT_ERROR,pt2-layout-cl,conv_cl.pt2. is an AOTInductor package ex
 fate-dnn-torch-err-pt2-layout-cl: $(DNNT)/conv_cl.pt2
 $(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*corrupt.pt2.: ,corrupt.pt2,rgb24,))
 fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
-$(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the package.s metadata has no valid dnn.input.dtype,nometa.pt2,rgb24,))
+$(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the metadata of the package.s model .model. has no valid dnn.input.dtype,nometa.pt2,rgb24,))
 fate-dnn-torch-err-pt2-no-metadata: $(DNNT)/nometa.pt2
+
+# tools/export-model.py on checkpoints of four spandrel families (small
+# configurations, seeded random weights, tests/dnn/spandrel_models.py):
+# each is found (architecture, scale, channels), exported for the CPU and,
+# run by the filter, gives the frames of spandrel's own module in PyTorch
+# (oracle.py) within 1 LSB: Compact x4, ESRGAN x2 and DnCNN (1-channel
+# x1, a denoiser, on gray8 and on the Y plane of yuv420p) as packages,
+# SPAN x2 from safetensors as TorchScript (the CPU default), since
+# torch.export fails on SPAN's blocks (a one-line error, tested below).
+DNNT_SP     = $(DNNT)/spandrel
+DNNT_EXPORT = $(TORCH_PYTHON) $(DNNT_TOP)/tools/export-model.py
+$(DNNT_SP)/stamp: $(SRC_PATH)/tests/dnn/spandrel_models.py
+	$(DNNT_PY)/spandrel_models.py $(DNNT_SP)
+	@touch $@
+$(DNNT)/sp-%.in: $(DNNT)/models.stamp
+	$(DNNT_FF) -f lavfi -i testsrc2=s=40x32:r=5 -frames:v 3 -vf format=$* -f rawvideo -y $@
+
+# $(1) model, $(2) checkpoint, $(3) what the exporter says it found,
+# $(4) the output file's suffix (pt2: a package; pt: TorchScript)
+define DNNT_SP_EXPORT
+$(DNNT_SP)/$(1).$(4): $(DNNT_SP)/stamp $(DNNT_TOP)/tools/export-model.py
+	$(DNNT_EXPORT) $(DNNT_SP)/$(2) $$@ > $$@.log
+fate-dnn-torch-export-$(1)-found: $(DNNT_SP)/$(1).$(4)
+fate-dnn-torch-export-$(1)-found: CMD = $(DNNT_PY)/expect_output.py $(3) \
+    "wrote .*$(1).$(4): $(if $(filter pt2,$(4)),pt2,torchscript) for cpu, fp32" \
+    -- cat $(TARGET_PATH)/$(DNNT_SP)/$(1).$(4).log
+fate-dnn-torch-export-$(1)-found: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-export-$(1)-found
+endef
+$(eval $(call DNNT_SP_EXPORT,compact,compact.pth,"found RealESRGAN Compact: x4$(DNNT_COMMA) 3 channels",pt2))
+$(eval $(call DNNT_SP_EXPORT,esrgan,esrgan.pth,"found ESRGAN: x2$(DNNT_COMMA) 3 channels",pt2))
+$(eval $(call DNNT_SP_EXPORT,span,span.safetensors,"found SPAN: x2$(DNNT_COMMA) 3 channels",pt))
+$(eval $(call DNNT_SP_EXPORT,dncnn,dncnn.pth,"found DnCNN: x1$(DNNT_COMMA) 1 channel$(DNNT_COMMA)",pt2))
+
+# $(1) test, $(2) model file, $(3) checkpoint, $(4) pixel format, $(5) WxH
+# (an input of 40x32 is cropped to it)
+define DNNT_SP_RUN
+$(DNNT_SP)/$(1).in: $(DNNT)/sp-$(4).in $(DNNT_SP)/stamp
+	$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s 40x32 -i $$< -vf crop=$(subst x,:,$(5)):0:0 -f rawvideo -y $$@
+$(DNNT_SP)/$(1).ref: $(DNNT_SP)/$(1).in $(DNNT_SP)/stamp
+	$(DNNT_PY)/oracle.py $(DNNT_SP)/$(3) $(4) $(subst x, ,$(5)) $$< $$@
+fate-dnn-torch-export-$(1): $(DNNT_SP)/$(2) $(DNNT_SP)/$(1).ref
+fate-dnn-torch-export-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(5) \
+    -i $(TARGET_PATH)/$(DNNT_SP)/$(1).in -vf $(DNNT_OPT)/spandrel/$(2) -f rawvideo -
+fate-dnn-torch-export-$(1): CMP = oneoff
+fate-dnn-torch-export-$(1): CMP_UNIT = u8
+fate-dnn-torch-export-$(1): FUZZ = 1
+fate-dnn-torch-export-$(1): REF = $(DNNT_SP)/$(1).ref
+FATE_DNN_TORCH += fate-dnn-torch-export-$(1)
+endef
+$(eval $(call DNNT_SP_RUN,compact-rgb24,compact.pt2,compact.pth,rgb24,40x32))
+$(eval $(call DNNT_SP_RUN,esrgan-rgb24,esrgan.pt2,esrgan.pth,rgb24,40x32))
+$(eval $(call DNNT_SP_RUN,span-rgb24,span.pt,span.safetensors,rgb24,40x32))
+$(eval $(call DNNT_SP_RUN,dncnn-gray8,dncnn.pt2,dncnn.pth,gray8,40x32))
+$(eval $(call DNNT_SP_RUN,dncnn-yuv420p,dncnn.pt2,dncnn.pth,yuv420p,40x32))
+
+# A package with models for two named sizes and a dynamic one: each named
+# size runs its own model (the verbose line says which), another size the
+# dynamic one; all give the oracle's frames.
+$(DNNT_SP)/compact-sizes.pt2: $(DNNT_SP)/stamp $(DNNT_TOP)/tools/export-model.py
+	$(DNNT_EXPORT) $(DNNT_SP)/compact.pth $@ --sizes 40x32,32x24 > $@.log
+# $(1) WxH, $(2) the model that must run it
+define DNNT_SP_SIZE
+$(eval $(call DNNT_SP_RUN,sizes-$(1),compact-sizes.pt2,compact.pth,rgb24,$(1)))
+fate-dnn-torch-export-sizes-$(1)-log: $(DNNT_SP)/compact-sizes.pt2 $(DNNT_SP)/sizes-$(1).in
+fate-dnn-torch-export-sizes-$(1)-log: CMD = $(DNNT_PY)/expect_output.py \
+    "package model .$(2). for $(1)" -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -v verbose \
+    -f rawvideo -pix_fmt rgb24 -s $(1) -i $(TARGET_PATH)/$(DNNT_SP)/sizes-$(1).in \
+    -vf $(DNNT_OPT)/spandrel/compact-sizes.pt2 -f null -
+fate-dnn-torch-export-sizes-$(1)-log: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-export-sizes-$(1)-log
+endef
+$(eval $(call DNNT_SP_SIZE,40x32,s40x32))
+$(eval $(call DNNT_SP_SIZE,32x24,s32x24))
+$(eval $(call DNNT_SP_SIZE,24x16,model))
+
+# What the exporter refuses, in one line, with a non-zero status, no
+# signal and no file written: a checkpoint of no known architecture, a
+# truncated one, a pickle that would run code, a size the package cannot
+# take, a model torch.export cannot export.
+# $(1) test, $(2) regex, $(3) source and options
+define DNNT_SP_ERR
+fate-dnn-torch-export-err-$(1): $(DNNT_SP)/stamp
+fate-dnn-torch-export-err-$(1): CMD = $(DNNT_PY)/expect_error.py --one-line $(2) \
+    $(DNNT_EXPORT) $(3) $(TARGET_PATH)/$(DNNT_SP)/err-$(1).pt2 && \
+    test ! -e $(TARGET_PATH)/$(DNNT_SP)/err-$(1).pt2
+fate-dnn-torch-export-err-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-export-err-$(1)
+endef
+$(eval $(call DNNT_SP_ERR,unknown,"unknown.pth: no architecture that spandrel .* knows",$(TARGET_PATH)/$(DNNT_SP)/unknown.pth))
+$(eval $(call DNNT_SP_ERR,truncated,"truncated.pth: cannot read it as a checkpoint",$(TARGET_PATH)/$(DNNT_SP)/truncated.pth))
+$(eval $(call DNNT_SP_ERR,pickle,"pickle.pth: not a plain checkpoint .*only weights are loaded",$(TARGET_PATH)/$(DNNT_SP)/pickle.pth))
+$(eval $(call DNNT_SP_ERR,size,"4000x2000 is above the largest frame",$(TARGET_PATH)/$(DNNT_SP)/compact.pth --sizes 4000x2000))
+$(eval $(call DNNT_SP_ERR,export,"torch.export could not export SPAN for any frame size .*--format torchscript may work",$(TARGET_PATH)/$(DNNT_SP)/span.safetensors))
 
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
@@ -770,3 +864,4 @@ fate-dnn-torch-valgrind: $(FATE_DNN_TORCH_VALGRIND)
 dnn-torch-valgrind-testlist:
 	@mkdir -p tests/data
 	@printf '%s\n' $(FATE_DNN_TORCH_VALGRIND) > tests/data/fate-dnn-torch-valgrind.list
+
