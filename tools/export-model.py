@@ -122,6 +122,11 @@ def pick_format(args):
     if args.format == "auto" and fmt != auto:
         print(f"  writing {fmt}, as the name {args.out} says (auto would write "
               f"{auto} for {args.device})")
+    elif args.format == "auto":
+        print("  writing " + ("a .pt2: on CUDA a package compiled for the frame size ran "
+                              "2.2x TorchScript" if fmt == "pt2" else
+                              "TorchScript: on the CPU a .pt2 ran 0.71x TorchScript") +
+              " (--format to choose)")
     return fmt
 
 
