@@ -14,8 +14,11 @@ so the source is not the bottleneck; its own rate is measured and shown.
   GPU      memory used on the GPU (nvidia-smi) once the first frame is out
            and at the last report.
   eager    for the models of the size users run (compact, rrdb): the same
-           model in PyTorch eager, in Python, same device and precision
-           (tools/bench/eager.py), run by the PYTHON that runs the bench.
+           model in PyTorch eager, in Python, same device, precision and
+           layout (tools/bench/eager.py), run by the PYTHON that runs the
+           bench
+  compile  the same, torch.compile'd (default mode): the anchor a user
+           would pick instead of the filter
 
 Environment: BENCH_SECONDS (5 on the CPU, 3 with a GPU), BENCH_RUNS (3),
 BENCH_GPU (auto|yes|no), BENCH_ONLY (a regular expression on scenario names;
@@ -121,6 +124,12 @@ def user_models(gpu):
     PyTorch eager; no heap counts (the model's own tensors dominate)."""
     big = dict(eager=True, heap=False)
     out = [Scenario("compact", 320, 180, async_=a, **big) for a in (1, 0)]
+    # bf16 on the CPU (its bf16 units: avx512_bf16, amx_bf16), fp32 beside it
+    for w, h in ((240, 136), (480, 270)):
+        for p in ("bf16", "fp32"):
+            for a in (1, 0):
+                out.append(Scenario("compact", w, h, builds=("ours",), async_=a,
+                                    precision=p, **big))
     if gpu:
         for m, w, h in (("compact", 960, 540), ("rrdb", 1280, 720)):
             for p in ("fp32", "fp16"):
@@ -334,12 +343,15 @@ def limit_contender(sc, model, args, gpu):
     return timed, counted
 
 
-def eager_contender(sc, args, gpu):
-    """PyTorch eager in Python, the same model, precision and device, from a
-    uint8 rgb frame on the model's device (tools/bench/eager.py); no heap count."""
+def eager_contender(sc, args, gpu, compiled=False):
+    """PyTorch eager in Python (or torch.compile'd), the same model, precision,
+    device and layout, from a uint8 rgb frame on the model's device
+    (tools/bench/eager.py); no heap count."""
     cmd = [args.python, args.eager, sc.model, str(sc.width), str(sc.height),
            "--device", sc.device, "--dtype", sc.precision or "fp32",
+           "--cl", {-1: "auto", 0: "0", 1: "1"}[sc.channels_last],
            "--seconds", str(args.seconds), "--models", args.models, "--hold"]
+    cmd += ["--compile"] if compiled else []
     return (lambda: held_run(cmd, args, gpu)), (lambda n, env: None)
 
 
@@ -371,6 +383,7 @@ def bench(sc, model, args, gpu):
     contenders["limit"] = limit_contender(sc, model, args, gpu)
     if sc.eager:
         contenders["eager"] = eager_contender(sc, args, gpu)
+        contenders["compile"] = eager_contender(sc, args, gpu, compiled=True)
     runs = {name: [] for name in contenders}
     for _ in range(args.runs):
         for name, (timed, _) in contenders.items():
@@ -455,17 +468,22 @@ def joined(sources, key, fmt):
 
 
 def eager_cells(r):
-    """The PyTorch columns: eager's fps and ours / eager."""
-    ours, eager = r["builds"].get("ours") or {}, r["builds"].get("eager")
+    """The PyTorch columns: eager's and torch.compile's fps, and ours / the
+    better of the two."""
+    ours, eager, comp = (r["builds"].get(k) for k in ("ours", "eager", "compile"))
     if eager is None:
-        return ["n/a", "–"]
-    return [fmt_fps(eager), ratio(ours.get("fps"), eager.get("fps"))]
+        return ["n/a", "n/a", "–"]
+    best = max([b.get("fps") or 0 for b in (eager, comp) if b] or [0]) or None
+    return [fmt_fps(eager), fmt_fps(comp) if comp else "n/a",
+            ratio((ours or {}).get("fps"), best)]
 
 
 EAGER_NOTE = (" PyTorch eager: the same model in Python (tools/bench/eager.py), same"
-              " device, precision and layout, from a uint8 rgb frame already on that"
-              " device to a packed uint8 output; steady state from runs of N and 3N"
-              " frames.")
+              " device, precision and layout (channels-last unless the row says nchw),"
+              " from a uint8 rgb frame already on that device to a packed uint8 output;"
+              " steady state from runs of N and 3N frames; torch.compile: the same,"
+              " compiled in its default mode; ours/PyTorch: against the better of the"
+              " two.")
 
 
 def markdown(head, results):
@@ -481,8 +499,9 @@ def markdown(head, results):
              " | ours/upstream | ours/master | ours/limit | source fps | peak RSS MiB ours / up"
              " | heap per frame ours / up / limit | allocs ≥ frame per frame ours / up / limit"
              + (" | GPU MiB start→end ours / up / limit" if gpu else "")
-             + (" | PyTorch eager fps | ours/PyTorch" if eager else "") + " | notes |",
-             "|" + " --- |" * (13 + gpu + 2 * eager)]
+             + (" | PyTorch eager fps | torch.compile fps | ours/PyTorch" if eager else "")
+             + " | notes |",
+             "|" + " --- |" * (13 + gpu + 3 * eager)]
     for r in results:
         b, lim = r["builds"], r["limit"]
         ours, up, ms = (b.get(k) or {} for k in ("ours", "upstream", "master"))
@@ -612,7 +631,7 @@ def parse_args():
 def list_scenarios(only):
     for sc in scenarios(True):
         if only.search(sc.name):
-            beside = [*sc.builds, "limit"] + (["eager"] if sc.eager else [])
+            beside = [*sc.builds, "limit"] + (["eager", "compile"] if sc.eager else [])
             gpu = "GPU" if sc.device != "cpu" else "CPU"
             print(f"{gpu}  {sc.name}  [{', '.join(beside)}]")
 

@@ -63,13 +63,14 @@ $(eval $(call DNNT_ORACLE,half-rgb24,conv_half,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,bf16-rgb24,conv_bf16,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,clamp-rgb24,overshoot,rgb24,96,64,,u8,1))
 
-# Precision and layout on the CPU.  precision=fp32 and channels_last=1 (an
-# NHWC input, channels-last weights) must give what the float32 NCHW run
-# gives; weights saved in bfloat16 run in bfloat16 by default
+# Precision and layout on the CPU.  precision=fp32, channels_last=1 (an
+# NHWC input, channels-last weights, the default) and channels_last=0
+# (contiguous NCHW) must give what the float32 oracle gives; weights saved in bfloat16 run in bfloat16 by default
 # (precision=auto), fp16 casts the float32 model: against PyTorch running
 # the same model in the same dtype on the same frames, 2 LSB.
 $(eval $(call DNNT_ORACLE,fp32-rgb24,conv,rgb24,96,64,:precision=fp32,u8,1))
 $(eval $(call DNNT_ORACLE,nhwc-bgr24,conv,bgr24,96,64,:channels_last=1,u8,1))
+$(eval $(call DNNT_ORACLE,nchw-bgr24,conv,bgr24,96,64,:channels_last=0,u8,1))
 $(eval $(call DNNT_ORACLE,wbf16-rgb24,conv_w_bf16,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,bf16-cast-gray8,conv1,gray8,91,51,:precision=bf16,u8,2,bf16))
 $(eval $(call DNNT_ORACLE,fp16-cast-rgb24,conv,rgb24,96,64,:precision=fp16,u8,2,fp16))
@@ -127,7 +128,7 @@ fate-dnn-torch-two-filters: FUZZ = 2
 fate-dnn-torch-two-filters: REF = $(DNNT)/two-filters.ref
 fate-dnn-torch-two-filters-log: $(DNNT)/fp32-rgb24.in
 fate-dnn-torch-two-filters-log: CMD = $(DNNT_PY)/expect_output.py \
-    "model .*conv.pt. on cpu in bf16" "model .*conv.pt. on cpu in fp32" \
+    "model .*conv.pt. on cpu in bf16, channels-last" "model .*conv.pt. on cpu in fp32, channels-last" \
     "async, [0-9]+ requests side by side, batch size 1, intra-op threads: 1$$" \
     "async, 3 requests side by side, batch size 1, intra-op threads: 2$$" -- \
     $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose $(DNNT_TWO_FILTERS) -f null -

@@ -15,7 +15,11 @@ Prints "warm" once warmed up, then one JSON line; with --hold it then waits
 for a line on stdin (so that the caller can read the GPU's memory while the
 model is loaded).
 
-usage: python3 eager.py [--device cuda] [--dtype fp16] [--seconds 3] MODEL W H
+With --compile the model is torch.compile'd (default mode) first: the
+other anchor, what a user would pick instead of the filter.  The layout
+is the filter's default (channels-last, auto) unless --cl says otherwise.
+
+usage: python3 eager.py [--device cuda] [--dtype fp16] [--compile] [--seconds 3] MODEL W H
 """
 
 import argparse
@@ -81,7 +85,8 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dtype", default="fp32", choices=sorted(DTYPES))
     ap.add_argument("--cl", default="auto", choices=["auto", "0", "1"],
-                    help="channels-last weights and input (auto: on CUDA)")
+                    help="channels-last weights and input (auto: on, as the filter)")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--hold", action="store_true")
     ap.add_argument("--models", default=os.path.join(here, "..", "..", "tests", "dnn",
@@ -90,10 +95,12 @@ def main():
 
     dev = torch.device(args.device)
     dtype = DTYPES[args.dtype]
-    cl = dev.type == "cuda" if args.cl == "auto" else args.cl == "1"
+    cl = args.cl != "0"
     model = load_models(args.models).module(args.model).to(dev, dtype)
     if cl:
         model = model.to(memory_format=torch.channels_last)
+    if args.compile:
+        model = torch.compile(model)
     frame = torch.randint(0, 256, (args.height, args.width, 3), dtype=torch.uint8,
                           device=dev)
     out = []
@@ -102,8 +109,9 @@ def main():
             out[:] = [frame_step(model, frame, dtype, cl)]
         step()
         print("warm", flush=True)
-        res = measure(dev, step, args.seconds, 10 if dev.type == "cuda" else 1)
+        res = measure(dev, step, args.seconds, 10 if dev.type == "cuda" or args.compile else 1)
     res.update(out=[out[0].shape[1], out[0].shape[0]], dtype=args.dtype, cl=int(cl),
+               compiled=args.compile,
                threads=torch.get_num_threads(), torch=torch.__version__,
                cudnn_benchmark=torch.backends.cudnn.benchmark,
                cudnn_tf32=torch.backends.cudnn.allow_tf32)
