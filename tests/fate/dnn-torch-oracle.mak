@@ -599,7 +599,7 @@ endif
 # model: the same frames, on yuv420p input with no format filter.
 $(DNNT)/exported.pt: $(DNNT_TOP)/tools/export-model.py
 	@mkdir -p $(DNNT)
-	$(TORCH_PYTHON) $< demo $@ > /dev/null
+	$(TORCH_PYTHON) $< demo $@ --precision fp32 > /dev/null
 $(DNNT)/sharpen.framecrc: $(DNNT)/negotiate.in $(DNNT)/models.stamp
 	$(DNNT_FF) -nostats -cpuflags all $(DNNT_NEGOTIATE) $(DNNT_OPT)/sharpen.pt \
 	    -bitexact -f framecrc -y $@
@@ -702,7 +702,7 @@ $(DNNT)/sp-%.in: $(DNNT)/models.stamp
 # $(4) the output file's suffix (pt2: a package; pt: TorchScript)
 define DNNT_SP_EXPORT
 $(DNNT_SP)/$(1).$(4): $(DNNT_SP)/stamp $(DNNT_TOP)/tools/export-model.py
-	$(DNNT_EXPORT) $(DNNT_SP)/$(2) $$@ > $$@.log
+	$(DNNT_EXPORT) $(DNNT_SP)/$(2) $$@ --precision fp32 > $$@.log
 fate-dnn-torch-export-$(1)-found: $(DNNT_SP)/$(1).$(4)
 fate-dnn-torch-export-$(1)-found: CMD = $(DNNT_PY)/expect_output.py $(3) \
     "wrote .*$(1).$(4): $(if $(filter pt2,$(4)),pt2,torchscript) for cpu, fp32" \
@@ -716,18 +716,19 @@ $(eval $(call DNNT_SP_EXPORT,span,span.safetensors,"found SPAN: x2$(DNNT_COMMA) 
 $(eval $(call DNNT_SP_EXPORT,dncnn,dncnn.pth,"found DnCNN: x1$(DNNT_COMMA) 1 channel$(DNNT_COMMA)",pt2))
 
 # $(1) test, $(2) model file, $(3) checkpoint, $(4) pixel format, $(5) WxH
-# (an input of 40x32 is cropped to it)
+# (an input of 40x32 is cropped to it), $(6) the oracle's dtype (the
+# model's), $(7) the LSB allowed [1]
 define DNNT_SP_RUN
 $(DNNT_SP)/$(1).in: $(DNNT)/sp-$(4).in $(DNNT_SP)/stamp
 	$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s 40x32 -i $$< -vf crop=$(subst x,:,$(5)):0:0 -f rawvideo -y $$@
 $(DNNT_SP)/$(1).ref: $(DNNT_SP)/$(1).in $(DNNT_SP)/stamp
-	$(DNNT_PY)/oracle.py $(DNNT_SP)/$(3) $(4) $(subst x, ,$(5)) $$< $$@
+	$(DNNT_PY)/oracle.py $(DNNT_SP)/$(3) $(4) $(subst x, ,$(5)) $$< $$@ $(6)
 fate-dnn-torch-export-$(1): $(DNNT_SP)/$(2) $(DNNT_SP)/$(1).ref
 fate-dnn-torch-export-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(5) \
     -i $(TARGET_PATH)/$(DNNT_SP)/$(1).in -vf $(DNNT_OPT)/spandrel/$(2) -f rawvideo -
 fate-dnn-torch-export-$(1): CMP = oneoff
 fate-dnn-torch-export-$(1): CMP_UNIT = u8
-fate-dnn-torch-export-$(1): FUZZ = 1
+fate-dnn-torch-export-$(1): FUZZ = $(or $(7),1)
 fate-dnn-torch-export-$(1): REF = $(DNNT_SP)/$(1).ref
 FATE_DNN_TORCH += fate-dnn-torch-export-$(1)
 endef
@@ -741,7 +742,7 @@ $(eval $(call DNNT_SP_RUN,dncnn-yuv420p,dncnn.pt2,dncnn.pth,yuv420p,40x32))
 # size runs its own model (the verbose line says which), another size the
 # dynamic one; all give the oracle's frames.
 $(DNNT_SP)/compact-sizes.pt2: $(DNNT_SP)/stamp $(DNNT_TOP)/tools/export-model.py
-	$(DNNT_EXPORT) $(DNNT_SP)/compact.pth $@ --sizes 40x32,32x24 > $@.log
+	$(DNNT_EXPORT) $(DNNT_SP)/compact.pth $@ --sizes 40x32,32x24 --precision fp32 > $@.log
 # $(1) WxH, $(2) the model that must run it
 define DNNT_SP_SIZE
 $(eval $(call DNNT_SP_RUN,sizes-$(1),compact-sizes.pt2,compact.pth,rgb24,$(1)))
@@ -756,6 +757,23 @@ endef
 $(eval $(call DNNT_SP_SIZE,40x32,s40x32))
 $(eval $(call DNNT_SP_SIZE,32x24,s32x24))
 $(eval $(call DNNT_SP_SIZE,24x16,model))
+
+# The CPU's default precision: bf16 where this CPU has bf16 units and the
+# model in bf16 stays within 40 dB of float32 (this machine: avx512_bf16),
+# else fp32, and the exporter says which and why; the TorchScript it
+# writes runs in that dtype (precision=auto), against spandrel's module in
+# the same dtype within 2 LSB.
+DNNT_SP_AUTO = $(if $(DNNT_CPU_BF16),bf16,fp32)
+$(DNNT_SP)/compact-auto.pt: $(DNNT_SP)/stamp $(DNNT_TOP)/tools/export-model.py
+	$(DNNT_EXPORT) $(DNNT_SP)/compact.pth $@ > $@.log
+fate-dnn-torch-export-cpu-default: $(DNNT_SP)/compact-auto.pt
+fate-dnn-torch-export-cpu-default: CMD = $(DNNT_PY)/expect_output.py \
+    $(if $(DNNT_CPU_BF16),"  bf16: this CPU has units for it .*stays [0-9.]+ dB from float32","  fp32: this CPU has no bf16 units") \
+    "wrote .*compact-auto.pt: torchscript for cpu, $(DNNT_SP_AUTO)" \
+    -- cat $(TARGET_PATH)/$(DNNT_SP)/compact-auto.pt.log
+fate-dnn-torch-export-cpu-default: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-export-cpu-default
+$(eval $(call DNNT_SP_RUN,cpu-default-rgb24,compact-auto.pt,compact.pth,rgb24,40x32,$(DNNT_SP_AUTO),2))
 
 # What the exporter refuses, in one line, with a non-zero status, no
 # signal and no file written: a checkpoint of no known architecture, a
