@@ -775,6 +775,19 @@ fate-dnn-torch-export-cpu-default: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-export-cpu-default
 $(eval $(call DNNT_SP_RUN,cpu-default-rgb24,compact-auto.pt,compact.pth,rgb24,40x32,$(DNNT_SP_AUTO),2))
 
+# --like VIDEO: the sizes of a file's video streams (ffprobe), here 40x32,
+# each compiled as its own model of the package.
+$(DNNT_SP)/like.nut: $(DNNT_SP)/stamp
+	$(DNNT_FF) -f lavfi -i testsrc2=s=40x32:r=5 -frames:v 2 -c:v rawvideo -f nut -y $@
+$(DNNT_SP)/compact-like.pt2: $(DNNT_SP)/like.nut $(DNNT_TOP)/tools/export-model.py
+	$(DNNT_EXPORT) $(DNNT_SP)/compact.pth $@ --like $< --precision fp32 > $@.log
+fate-dnn-torch-export-like: $(DNNT_SP)/compact-like.pt2
+fate-dnn-torch-export-like: CMD = $(DNNT_PY)/expect_output.py \
+    "wrote .*compact-like.pt2: pt2 for cpu, fp32, models for 40x32 and a dynamic one" \
+    -- cat $(TARGET_PATH)/$(DNNT_SP)/compact-like.pt2.log
+fate-dnn-torch-export-like: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-export-like
+
 # What the exporter refuses, in one line, with a non-zero status, no
 # signal and no file written: a checkpoint of no known architecture, a
 # truncated one, a pickle that would run code, a size the package cannot
