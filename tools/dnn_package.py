@@ -35,7 +35,7 @@ def input_metadata(example, dims):
     integer times a Dim for sizes that are multiples of it)."""
     if example.dtype not in DTYPES:
         raise SystemExit(f"input dtype {example.dtype} is not float32, float16 or bfloat16")
-    sizes = [f"{dim_range(dims[d])[0]}..{dim_range(dims[d])[1]}" if d in dims else str(n)
+    sizes = ["%d..%d" % dim_range(dims[d]) if d in dims else str(n)
              for d, n in enumerate(example.shape)]
     nhwc = example.dim() == 4 and not example.is_contiguous() and \
         example.is_contiguous(memory_format=torch.channels_last)

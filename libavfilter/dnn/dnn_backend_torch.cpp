@@ -774,14 +774,15 @@ static void th_set_intra_threads(THModel *th_model)
  */
 static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
 {
-    int prev = th_model->intra_threads > 0 ? at::get_num_threads() : 0;
+    int want = th_model->intra_threads;
+    int prev = want > 0 ? at::get_num_threads() : want;
     int ret;
 
-    if (prev == th_model->intra_threads)
-        prev = 0;
-    th_set_threads(th_model, prev ? th_model->intra_threads : 0);
+    if (prev != want)
+        th_set_threads(th_model, want);
     ret = th_run_request(th_model, request);
-    th_set_threads(th_model, prev);
+    if (prev != want)
+        th_set_threads(th_model, prev);
     return ret;
 }
 

@@ -200,7 +200,6 @@ static void th_new_loaders(THAoti *a)
 {
     for (THAotiModel &m : a->models) {
         delete m.loader;
-        m.loader = NULL;
         m.loader = new torch::inductor::AOTIModelPackageLoader(
             a->path, m.name, false, 1,
             a->type == c10::DeviceType::CUDA ? (c10::DeviceIndex)a->index : -1);
