@@ -18,10 +18,15 @@
  * Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
  */
 
+#include "config.h"
+
 #include "libavutil/cuda_check.h"
 #include "libavutil/hwcontext.h"
 #include "libavutil/hwcontext_cuda_internal.h"
 #include "libavutil/mem.h"
+#if CONFIG_CUDA_NVCC || CONFIG_CUDA_LLVM
+#include "libavfilter/cuda/load_helper.h"
+#endif
 #include "dnn_backend_torch_cudactx.h"
 
 #define CHECK_CU(x) FF_CUDA_CHECK_DL(c->log_ctx, c->cu, x)
@@ -34,79 +39,31 @@ struct THCudaCtx {
     CUcontext primary_ctx;
     CUevent frames_ready;   ///< FFmpeg's context, recorded on FFmpeg's stream
     CUevent torch_done;     ///< primary context, recorded on LibTorch's stream
-    CUmodule module;        ///< the kernels below, in the primary context
+    CUmodule module;        ///< dnn_backend_torch_kernels.cu, in the primary context
     CUfunction to_bytes[3]; ///< per model output type: float32, float16, bfloat16
     int kernels;            ///< 0 not loaded yet, 1 loaded, < 0 unusable
 };
 
-/*
- * A model's output (C x H x W, any strides, float32, float16 or bfloat16)
- * to packed 8-bit pixels in one pass: round(clamp(v * 255, 0, 255)), NaN
- * giving 0 (max.f32 returns the operand that is not NaN), as the CPU path
- * computes it in float; the padding byte, if any, set to 255.  One thread
- * per pixel, a block row of 128 pixels, blockIdx.y the row.  PTX for any
- * GPU LibTorch runs on, compiled by the driver when first used: written by
- * hand, so that the build needs no CUDA compiler.
- */
-#define TH_PTX_STORE                                                        \
-    "    mul.rn.f32 %f1, %f1, 0f437F0000;\n"                                \
-    "    max.f32 %f1, %f1, 0f00000000;\n"                                   \
-    "    min.f32 %f1, %f1, 0f437F0000;\n"                                   \
-    "    cvt.rni.u32.f32 %r13, %f1;\n"                                      \
-    "    cvt.u64.u32 %rd13, %r11;\n"                                        \
-    "    add.u64 %rd13, %rd9, %rd13;\n"                                     \
-    "    st.global.u8 [%rd13], %r13;\n"
+#if CONFIG_CUDA_NVCC || CONFIG_CUDA_LLVM
+extern const unsigned char ff_dnn_backend_torch_kernels_ptx_data[];
+extern const unsigned int ff_dnn_backend_torch_kernels_ptx_len;
 
-#define TH_PTX_CHANNEL(load, byte)                                          \
-    "    ld.param.u32 %r11, [" byte "];\n" load TH_PTX_STORE
-
-#define TH_PTX_LOAD_F32 "    ld.global.f32 %f1, [%rd5];\n"
-#define TH_PTX_LOAD_F16 "    ld.global.b16 %h1, [%rd5];\n"                  \
-                        "    cvt.f32.f16 %f1, %h1;\n"
-#define TH_PTX_LOAD_BF16 "    ld.global.b16 %h1, [%rd5];\n"                 \
-                         "    cvt.u32.u16 %r14, %h1;\n"                     \
-                         "    shl.b32 %r14, %r14, 16;\n"                    \
-                         "    mov.b32 %f1, %r14;\n"
-
-#define TH_PTX_ENTRY(name, load)                                            \
-    ".visible .entry " name "(.param .u64 src, .param .u64 dst,\n"          \
-    "    .param .u64 sc, .param .u64 sh, .param .u64 sw, .param .u64 ls,\n" \
-    "    .param .u32 bpp, .param .u32 b0, .param .u32 b1, .param .u32 b2,\n" \
-    "    .param .s32 pad, .param .u32 ch, .param .u32 w)\n"                 \
-    "{\n"                                                                   \
-    "    .reg .pred %p<3>;\n    .reg .b16 %h<2>;\n"                         \
-    "    .reg .b32 %r<16>;\n    .reg .b64 %rd<16>;\n    .reg .f32 %f<2>;\n" \
-    "    mov.u32 %r1, %ctaid.x;\n    mov.u32 %r2, %ntid.x;\n"               \
-    "    mov.u32 %r3, %tid.x;\n    mad.lo.u32 %r4, %r1, %r2, %r3;\n"        \
-    "    ld.param.u32 %r6, [w];\n    setp.ge.u32 %p1, %r4, %r6;\n"          \
-    "    @%p1 bra " name "_done;\n"                                                  \
-    "    mov.u32 %r7, %ctaid.y;\n"                                          \
-    "    cvt.u64.u32 %rd1, %r7;\n    cvt.u64.u32 %rd2, %r4;\n"              \
-    "    ld.param.u64 %rd3, [sh];\n    ld.param.u64 %rd4, [sw];\n"          \
-    "    mul.lo.u64 %rd5, %rd1, %rd3;\n    mad.lo.u64 %rd5, %rd2, %rd4, %rd5;\n" \
-    "    ld.param.u64 %rd6, [src];\n    add.u64 %rd5, %rd5, %rd6;\n"         \
-    "    ld.param.u64 %rd7, [ls];\n    ld.param.u32 %r9, [bpp];\n"          \
-    "    cvt.u64.u32 %rd8, %r9;\n    mul.lo.u64 %rd9, %rd1, %rd7;\n"        \
-    "    mad.lo.u64 %rd9, %rd2, %rd8, %rd9;\n"                              \
-    "    ld.param.u64 %rd10, [dst];\n    add.u64 %rd9, %rd9, %rd10;\n"       \
-    "    ld.param.u64 %rd11, [sc];\n    ld.param.u32 %r10, [ch];\n"         \
-    TH_PTX_CHANNEL(load, "b0")                                              \
-    "    setp.lt.u32 %p2, %r10, 3;\n    @%p2 bra " name "_pad;\n"                    \
-    "    add.u64 %rd5, %rd5, %rd11;\n"                                      \
-    TH_PTX_CHANNEL(load, "b1")                                              \
-    "    add.u64 %rd5, %rd5, %rd11;\n"                                      \
-    TH_PTX_CHANNEL(load, "b2")                                              \
-    name "_pad:\n    ld.param.s32 %r12, [pad];\n    setp.lt.s32 %p2, %r12, 0;\n"  \
-    "    @%p2 bra " name "_done;\n    cvt.s64.s32 %rd12, %r12;\n"                    \
-    "    add.u64 %rd12, %rd9, %rd12;\n    mov.u32 %r13, 255;\n"             \
-    "    st.global.u8 [%rd12], %r13;\n"                                     \
-    name "_done:\n    ret;\n}\n"
-
-static const char th_ptx[] =
-    ".version 7.0\n.target sm_52\n.address_size 64\n"
-    TH_PTX_ENTRY("th_to_bytes_f32", TH_PTX_LOAD_F32)
-    TH_PTX_ENTRY("th_to_bytes_f16", TH_PTX_LOAD_F16)
-    TH_PTX_ENTRY("th_to_bytes_bf16", TH_PTX_LOAD_BF16);
+/* dnn_backend_torch_kernels.cu, built by FFmpeg's CUDA compiler */
+static int th_load_module(THCudaCtx *c)
+{
+    return ff_cuda_load_module(c->log_ctx, c->hwctx, &c->module,
+                               ff_dnn_backend_torch_kernels_ptx_data,
+                               ff_dnn_backend_torch_kernels_ptx_len);
+}
+#else
+static int th_load_module(THCudaCtx *c)
+{
+    av_log(c->log_ctx, AV_LOG_VERBOSE, "built without a CUDA compiler "
+           "(--enable-cuda-llvm or --enable-cuda-nvcc): the output is "
+           "converted with LibTorch operations\n");
+    return AVERROR(ENOSYS);
+}
+#endif
 
 static int create_event(THCudaCtx *c, CUcontext ctx, CUevent *event)
 {
@@ -137,8 +94,10 @@ static int th_load_kernels(THCudaCtx *c)
     static const char *const names[3] = {
         "th_to_bytes_f32", "th_to_bytes_f16", "th_to_bytes_bf16",
     };
-    int ret = CHECK_CU(c->cu->cuModuleLoadData(&c->module, th_ptx));
+    int ret = th_load_module(c);
 
+    if (ret == AVERROR(ENOSYS))
+        return ret;
     for (int i = 0; ret >= 0 && i < 3; i++)
         ret = CHECK_CU(c->cu->cuModuleGetFunction(&c->to_bytes[i], c->module, names[i]));
     if (ret < 0)
