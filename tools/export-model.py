@@ -197,7 +197,8 @@ def to_torchscript(model, example, info, out):
         if diff > 1e-2:
             fail(f"the traced model is wrong at another size (off by {diff:.3g}): this "
                  "architecture needs --format pt2")
-    ts.save(out)
+    # the backend reads the input channels from this (the filter's formats)
+    ts.save(out, _extra_files={"dnn.input.channels": str(example.shape[1])})
     return how
 
 

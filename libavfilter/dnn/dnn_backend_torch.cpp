@@ -120,8 +120,8 @@ typedef struct THModel {
     int cuda_channels;          ///< model channels for CUDA frames (3 or 1)
     torch::ScalarType dtype;    ///< what the model runs in (precision)
     int channels_last;          ///< weights and input in channels-last layout
-    int in_channels;            ///< channels the model takes, probed at load
-                                ///< (3 or 1; 0: either, or neither probe ran)
+    int in_channels;            ///< channels the model takes, as it says or
+                                ///< its first weight shows (3 or 1; 0: unknown)
 } THModel;
 
 #define OFFSET(x) offsetof(THOptions, x)
@@ -1132,9 +1132,17 @@ static int th_setup_cuda(THModel *th_model)
     }
 }
 
+/*
+ * The model's input: its channels where it tells them (in_channels), else
+ * the input link's once its format is known, else -1 (the filter then
+ * offers every format).
+ */
 static int get_input_th(DNNModel *model, DNNData *input, const char *)
 {
     THModel *th_model = (THModel *)model;
+    AVFilterContext *fctx = model->filter_ctx;
+    int linked = fctx && fctx->nb_inputs && fctx->inputs[0] &&
+                 fctx->inputs[0]->format != AV_PIX_FMT_NONE;
     int ret = th_setup_cuda(th_model);
 
     if (ret < 0)
@@ -1144,7 +1152,8 @@ static int get_input_th(DNNModel *model, DNNData *input, const char *)
     input->order    = DCO_RGB;
     input->layout   = DL_NCHW;
     input->dims[0]  = 1;
-    input->dims[1]  = th_input_channels(th_model);
+    input->dims[1]  = th_model->in_channels ? th_model->in_channels :
+                      linked ? th_input_channels(th_model) : -1;
     input->dims[2]  = -1;
     input->dims[3]  = -1;
     return 0;
@@ -1161,36 +1170,6 @@ static torch::Tensor th_probe(THModel *th_model, int channels, int width, int he
         throw std::runtime_error(std::string("model returned a ") +
                                  result.tagKind() + ", not a tensor");
     return result.toTensor();
-}
-
-/*
- * Learn at load which input channels the model takes, so that the filter
- * offers only the formats it can take (get_input_channels): a probe with
- * 3 and one with 1 channel; a model that takes both, or neither (a model
- * of a fixed size), keeps every format.
- */
-static void th_probe_channels(THModel *th_model)
-{
-    static const int channels[2] = { 3, 1 };
-    int takes[2];
-
-    for (int i = 0; i < 2; i++) {
-        try {
-            th_probe(th_model, channels[i], 64, 64);
-            takes[i] = 1;
-        } catch (const std::exception &) {
-            takes[i] = 0;
-        }
-    }
-    th_model->in_channels = takes[0] == takes[1] ? 0 : takes[0] ? 3 : 1;
-    if (th_model->in_channels)
-        av_log(th_model->ctx, AV_LOG_VERBOSE, "the model takes %d channel%s\n",
-               th_model->in_channels, th_model->in_channels == 1 ? "" : "s");
-}
-
-static int get_input_channels_th(const DNNModel *model)
-{
-    return ((const THModel *)model)->in_channels;
 }
 
 /* Run the model once on a blank input to learn its output size. */
@@ -1376,6 +1355,39 @@ static void dnn_free_model_th(DNNModel **model)
     av_freep(model);
 }
 
+#define TH_CHANNELS_FILE "dnn.input.channels"
+
+/*
+ * The input channels of the model, without running it, so that the filter
+ * offers only the formats it can take: what a package's metadata says, or
+ * a TorchScript file's extra file dnn.input.channels (declared; written
+ * with torch.jit.save's _extra_files), else the input channels of its
+ * first 4-D weight, a convolution's in most models.  Neither 1 nor 3, or
+ * no such weight: unknown, every format stays.
+ */
+static void th_find_channels(THModel *th_model, const std::string &declared)
+{
+    const char *from = "its extra file " TH_CHANNELS_FILE;
+    int channels = atoi(declared.c_str());
+
+    if (th_model->aoti) {
+        from = "the package's metadata";
+        channels = ff_dnn_th_aoti_channels(th_model->aoti);
+    } else if (declared.empty()) {
+        from = "its first 4-D weight";
+        for (const torch::Tensor &w : th_model->jit_model->parameters()) {
+            if (w.dim() == 4 && w.is_floating_point()) {
+                channels = (int)w.size(1);
+                break;
+            }
+        }
+    }
+    th_model->in_channels = channels == 1 || channels == 3 ? channels : 0;
+    if (th_model->in_channels)
+        av_log(th_model->ctx, AV_LOG_VERBOSE, "the model takes %d channel%s (%s)\n",
+               channels, channels == 1 ? "" : "s", from);
+}
+
 static int th_load_module(DnnContext *ctx, THModel *th_model)
 {
     FILE *f = fopen(ctx->model_filename, "rb");
@@ -1398,10 +1410,13 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
                 return ret;
             th_model->device_type  = device.type();
             th_model->device_index = device.has_index() ? device.index() : -1;
+            th_find_channels(th_model, "");
         } else {
+            torch::jit::ExtraFilesMap extra{ { TH_CHANNELS_FILE, "" } };
             th_model->jit_model = new torch::jit::Module(
-                torch::jit::load(ctx->model_filename, th_device(th_model)));
+                torch::jit::load(ctx->model_filename, th_device(th_model), extra));
             th_model->jit_model->eval();
+            th_find_channels(th_model, extra[TH_CHANNELS_FILE]);
         }
         ret = th_setup_precision(ctx, th_model);
         if (ret >= 0)
@@ -1597,7 +1612,6 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
     model->func_type  = func_type;
     model->get_input  = &get_input_th;
     model->get_output = &get_output_th;
-    model->get_input_channels = &get_input_channels_th;
     th_model->device_type = c10::DeviceType::CPU;
     th_model->device_index = -1;
 
@@ -1605,7 +1619,6 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
         th_load_module(ctx, th_model) < 0 ||
         th_init_sync(th_model) < 0)
         goto fail;
-    th_probe_channels(th_model);
 
     av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s\n",
            ctx->model_filename, th_device(th_model).str().c_str(),

@@ -276,6 +276,16 @@ int ff_dnn_th_aoti_channels_last(const THAoti *aoti)
     return aoti->channels_last;
 }
 
+int ff_dnn_th_aoti_channels(const THAoti *aoti)
+{
+    int64_t c = aoti->models[0].lo[1];
+
+    for (const THAotiModel &m : aoti->models)
+        if (m.lo[1] != c || m.hi[1] != c)
+            return 0;
+    return c == 1 || c == 3 ? (int)c : 0;
+}
+
 int ff_dnn_th_aoti_to_device(THAoti *a, void *log_ctx, const c10::Device &device)
 {
     if (device.type() != a->type) {

@@ -60,6 +60,9 @@ torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti);
  */
 int ff_dnn_th_aoti_channels_last(const THAoti *aoti);
 
+/** The input channels of every model of the package: 1 or 3, else 0. */
+int ff_dnn_th_aoti_channels(const THAoti *aoti);
+
 /** Load the package again on another device of the same kind (CUDA frames). */
 int ff_dnn_th_aoti_to_device(THAoti *aoti, void *log_ctx, const c10::Device &device);
 
@@ -82,6 +85,7 @@ static inline int ff_dnn_th_aoti_load(THAoti **aoti, void *log_ctx, const char *
 static inline void ff_dnn_th_aoti_free(THAoti **aoti) {}
 static inline torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti) { return torch::kFloat32; }
 static inline int ff_dnn_th_aoti_channels_last(const THAoti *aoti) { return 0; }
+static inline int ff_dnn_th_aoti_channels(const THAoti *aoti) { return 0; }
 static inline int ff_dnn_th_aoti_to_device(THAoti *aoti, void *log_ctx, const c10::Device &device)
 {
     return AVERROR(ENOSYS);

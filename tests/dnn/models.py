@@ -274,6 +274,10 @@ def build(name):
     return torch.jit.script(module(name))
 
 
+# What a model declares in its file: sharpen's weights are a buffer (a
+# grouped convolution), so only its extra file tells its 3 channels.
+EXTRA = {"sharpen": {"dnn.input.channels": "3"}}
+
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
          "nan_inf", "raise_late", "raise_white", "batch_first", "out3d",
@@ -372,7 +376,7 @@ def main():
             package(model, os.path.join(outdir, name[:-4] + ".pt2"), dtype=dtype,
                     channels_last=cl)
             continue
-        build(name).save(os.path.join(outdir, name + ".pt"))
+        build(name).save(os.path.join(outdir, name + ".pt"), _extra_files=EXTRA.get(name, {}))
     if not sys.argv[2:]:
         # a file that is not TorchScript, for the error tests
         with open(os.path.join(outdir, "not_torchscript.pt"), "w") as f:

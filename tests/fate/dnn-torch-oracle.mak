@@ -565,6 +565,29 @@ fate-dnn-torch-negotiate-yuv420p-rgb: CMD = framecrc -auto_conversion_filters \
 fate-dnn-torch-negotiate-yuv420p-rgb: REF = $(DNNT)/negotiate.framecrc
 FATE_DNN_TORCH += fate-dnn-torch-negotiate-yuv420p-rgb
 
+# Where the channels of the filter's formats come from, read at load without
+# running the model: the yuv420p input above, with no format filter, reaches
+# a model of 3 channels as rgb24 (ffmpeg's scaler in front) and one of 1 as
+# it is; a model that tells nothing (invert, no weights) takes it as it is.
+# $(1) test name, $(2) model file, $(3) regexes, $(4) what else it needs
+define DNNT_CHANNELS
+fate-dnn-torch-channels-$(1): $(DNNT)/negotiate.in $(DNNT)/models.stamp $(4)
+fate-dnn-torch-channels-$(1): CMD = $(DNNT_PY)/expect_output.py $(3) -- \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
+    $(DNNT_NEGOTIATE) $(DNNT_OPT)/$(2) -f null -
+fate-dnn-torch-channels-$(1): CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-channels-$(1)
+endef
+DNNT_TO_RGB = "auto_scale_0 .*fmt:yuv420p .*-> .*fmt:rgb24"
+$(eval $(call DNNT_CHANNELS,weight3,conv.pt,\
+    "the model takes 3 channels .its first 4-D weight." $(DNNT_TO_RGB)))
+$(eval $(call DNNT_CHANNELS,weight1,conv1.pt,\
+    "the model takes 1 channel .its first 4-D weight." "!auto_scale_0"))
+$(eval $(call DNNT_CHANNELS,extra-file,sharpen.pt,\
+    "the model takes 3 channels .its extra file dnn.input.channels." $(DNNT_TO_RGB)))
+$(eval $(call DNNT_CHANNELS,package,conv.pt2,\
+    "the model takes 3 channels .the package.s metadata." $(DNNT_TO_RGB),$(DNNT)/conv.pt2))
+$(eval $(call DNNT_CHANNELS,unknown,invert.pt,"!the model takes" "!auto_scale_0"))
 # No dnn_backend: with torch the only backend built in, it is the default.
 fate-dnn-torch-default-backend: $(DNNT)/conv-rgb24.ref
 fate-dnn-torch-default-backend: CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 96x64 \
