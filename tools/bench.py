@@ -59,6 +59,8 @@ class Scenario:
     channels_last: int = -1     # the torch option; -1 is its default (auto)
     eager: bool = False         # also PyTorch eager in Python (tools/bench/eager.py)
     heap: bool = True           # count heap allocations per frame
+    exported: bool = False      # the model as tools/export-model.py writes it for CUDA
+                                # (fp16 .pt2, a model for this frame size and a dynamic one)
     package: str = ""           # "fp32"/"fp16": a CUDA AOTInductor package (.pt2) of the
                                 # model, compiled in that dtype (exported from a
                                 # channels-last input with channels_last=1), not TorchScript
@@ -67,11 +69,15 @@ class Scenario:
     def model_file(self):
         half = "_fp16" if self.package == "fp16" else ""
         cl = "_cl" if self.channels_last == 1 else ""
+        if self.exported:
+            return f"{self.model}_export_{self.width}x{self.height}.pt2"
         return f"{self.model}{half}{cl}_cuda.pt2" if self.package else self.model + ".pt"
 
     @property
     def model_name(self):
         """What tests/dnn/models.py is asked for: NAME, or NAME[_fp16][_cl]_cuda_pt2."""
+        if self.exported:
+            return self.model_file[:-4]
         return self.model_file[:-4] + "_pt2" if self.package else self.model
 
     @property
@@ -82,6 +88,7 @@ class Scenario:
         prec += " nchw" if self.channels_last == 0 else ""
         prec += f" pt2 {self.package}" if self.package else ""
         prec += " cl" if self.package and self.channels_last == 1 else ""
+        prec += " exported" if self.exported else ""
         return f"{self.model} {self.width}x{self.height} {where}{prec} async={self.async_}"
 
 
@@ -134,6 +141,10 @@ def user_models(gpu):
         for m, w, h in (("compact", 960, 540), ("rrdb", 1280, 720)):
             for p in ("fp32", "fp16"):
                 out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), precision=p, **big))
+        # the road README gives: tools/export-model.py's package for the frame
+        # size, beside torch.compile of the same module in the same run
+        out.append(Scenario("compact", 960, 540, "cuda", "cuda", ("ours",),
+                            precision="fp16", exported=True, **big))
         # decode to inference: a 540p clip, so that the output (4K) and the
         # model's work match the CUDA frames row
         out.append(Scenario("compact", 960, 540, "cuda", "nvdec", ("ours",),

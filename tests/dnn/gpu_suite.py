@@ -909,8 +909,38 @@ def aoti_nv12(s, w, h, pkg="aoti_conv", lsb=1):
     compare_yuv(s, name, "nv12", w, h, outs[0], outs[1], lsb)
 
 
-GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "copies",
-          "memory", "sanitizer"]
+def run_export(s):
+    """tools/export-model.py for CUDA, as a user runs it on a module of
+    theirs: the compact 4x net of the benchmarks (tests/dnn/models.py:Compact,
+    its seeded weights as a state dict), the defaults for cuda (a .pt2 in
+    fp16) with a model for 64x48 beside the dynamic one, on CUDA frames of
+    that size and of another, against the same module as TorchScript in
+    float32 through the CPU path; fp16 costs a few LSB."""
+    pkg, weights = s.path("export_compact.pt2"), s.path("compact_weights.pt")
+    if not os.path.exists(pkg):
+        torch.save(models.module("compact").state_dict(), weights)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools",
+                            "export-model.py"), os.path.join(HERE, "models.py") + ":Compact",
+                            pkg, "--weights", weights, "--device", "cuda", "--sizes", "64x48"],
+                           capture_output=True, text=True)
+        s.check("export-cuda-default", p.returncode == 0 and
+                "pt2 for cuda, fp16" in p.stdout, (p.stdout + p.stderr).strip()[-300:])
+        if p.returncode:
+            return
+    if not os.path.exists(s.model("export_compact")):
+        os.symlink(pkg, s.model("export_compact"))
+    if not os.path.exists(s.model("compact")):
+        models.build("compact").save(s.model("compact"))
+    for w, h, name in ((64, 48, "s64x48"), (80, 48, "model")):
+        ref = s.cpu_path("compact", w, h)
+        out, rc, err = s.cuda_path("export_compact", "rgb0", w, h)
+        s.compare("export-cuda-frames-%dx%d-vs-cpu" % (w, h), ref, out, 3)
+        s.check("export-cuda-frames-%dx%d-model" % (w, h),
+                "package model '%s' for %dx%d" % (name, w, h) in err, "(the verbose line)")
+
+
+GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "export",
+          "copies", "memory", "sanitizer"]
 
 
 def main():
@@ -930,7 +960,7 @@ def main():
     runs = {"rgb": (run_formats, run_sizes_and_contexts, run_errors),
             "precision": (run_precision,), "yuv": (run_yuv,), "reinit": (run_reinit,),
             "batch": (run_batch,), "multigpu": (run_multigpu,), "aoti": (run_aoti,),
-            "copies": (run_host_copies,),
+            "export": (run_export,), "copies": (run_host_copies,),
             "memory": (lambda s: run_memory(s, args.frames),),
             "sanitizer": () if args.no_sanitizer else (run_sanitizer,)}
     for group in GROUPS:

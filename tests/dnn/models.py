@@ -20,7 +20,9 @@ model as a Python module, for running it in PyTorch itself.
 """
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 
 import torch
@@ -359,6 +361,22 @@ def write_bench_package(outdir, base):
     os.rename(tmp, path)
 
 
+def write_exported(outdir, name, width, height):
+    """NAME as tools/export-model.py writes it for CUDA from a module and its
+    weights, with its defaults (fp16, .pt2) and a model for WIDTHxHEIGHT
+    beside the dynamic one: what a user who follows README runs."""
+    path = os.path.join(outdir, "%s_export_%dx%d.pt2" % (name, width, height))
+    if os.path.exists(path):
+        return
+    weights = os.path.join(outdir, name + "_weights.pt")
+    torch.save(module(name).state_dict(), weights)
+    here = os.path.dirname(os.path.realpath(__file__))
+    subprocess.run([sys.executable, os.path.join(here, "..", "..", "tools", "export-model.py"),
+                    "%s:%s" % (os.path.join(here, "models.py"), MODULES[name].__name__),
+                    path, "--weights", weights, "--device", "cuda",
+                    "--sizes", "%dx%d" % (width, height)], check=True)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] in ("--damage", "--strip-metadata"):
         copy = damage if sys.argv[1] == "--damage" else strip_metadata
@@ -368,6 +386,10 @@ def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
     for name in sys.argv[2:] or NAMES:
+        m = re.match(r"(\w+)_export_(\d+)x(\d+)$", name)
+        if m:
+            write_exported(outdir, m.group(1), int(m.group(2)), int(m.group(3)))
+            continue
         if name.endswith("_cuda_pt2"):
             write_bench_package(outdir, name[:-9])
             continue
