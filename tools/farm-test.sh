@@ -115,10 +115,11 @@ mode_slurm() {
     "$tools/slurm-local.sh" install "$work.apt.log" || fail "cannot run Slurm here"
     setup
     trap '"$tools/slurm-local.sh" stop "$work/slurm"' EXIT
+    trap 'exit 1' INT TERM HUP
     "$tools/slurm-local.sh" start "$work/slurm" || fail "no Slurm cluster"
     . "$work/slurm/env"
     FARM_DIR=$work/d FARM_FILTER=$FILTER FARM=$FARM \
-        sbatch --wait --array=0-$((parts - 1)) --export=ALL \
+        timeout 300 sbatch --wait --time=5 --array=0-$((parts - 1)) --export=ALL \
             --output="$work/task-%a.log" "$tools/farm.sbatch" > sbatch.log 2>&1 ||
         fail "the job failed: $(cat sbatch.log task-*.log)"
     n=$(cat task-*.log | grep -c "^farm: part [0-9]* done") || n=0

@@ -49,6 +49,7 @@ rm -rf d/out
 
 "$tools/slurm-local.sh" install "$out/apt.log"
 trap '"$tools/slurm-local.sh" stop "$out/slurm"' EXIT
+trap 'exit 1' INT TERM HUP
 "$tools/slurm-local.sh" start "$out/slurm"
 . "$out/slurm/env"
 t=$(now)
