@@ -44,6 +44,12 @@ export PYTHONPATH="$pylib${PYTHONPATH:+:$PYTHONPATH}"
     --upstream "$BASELINE" ${MASTER:+--master "$MASTER"} --limit "$out/th_limit" \
     --alloc "$out/alloc_count.so"
 
+# tools/farm.sh: N parts under a Slurm cluster of this machine against one
+# process over the whole input (tools/bench/farm.sh; OUT/farm/farm.md)
+"$PYTHON" tests/dnn/models.py "$out/farm-models" compact > /dev/null
+sh tools/bench/farm.sh "$out/farm" "$top" "$out/farm-models/compact.pt" ||
+    echo "bench: the farm bench failed (see $out/farm)"
+
 # two GPUs or more: one GPU alone, two processes, one process on both
 # (tools/bench/multigpu.py; its table in OUT/multigpu/multigpu.md)
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
