@@ -892,19 +892,22 @@ def run_aoti(s):
         aoti_nv12(s, w, h, "aoti_conv_fp16_cl", 2)
 
 
+def nv12_cuda(s, model, raw, w, h):
+    """bt709 tv nv12 frames uploaded through model, downloaded as nv12."""
+    out = s.path("nv12-%s-%dx%d.out" % (model, w, h))
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+                    "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h),
+                    "-colorspace", "bt709", "-color_range", "tv", "-i", raw, "-vf",
+                    "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
+                    "hwdownload,format=nv12" % s.model(model),
+                    "-f", "rawvideo", "-pix_fmt", "nv12", out])
+    return out if rc == 0 else None
+
+
 def aoti_nv12(s, w, h, pkg="aoti_conv", lsb=1):
     """nv12 CUDA frames: the package against the TorchScript model."""
     raw = raw_yuv(s, "nv12", w, h, "bt709", "tv")
-    outs = []
-    for m in ("conv", pkg):
-        out = s.path("aoti-nv12-%s.out" % m)
-        rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
-                        "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h),
-                        "-colorspace", "bt709", "-color_range", "tv", "-i", raw, "-vf",
-                        "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
-                        "hwdownload,format=nv12" % s.model(m),
-                        "-f", "rawvideo", "-pix_fmt", "nv12", out])
-        outs.append(out if rc == 0 else None)
+    outs = [nv12_cuda(s, m, raw, w, h) for m in ("conv", pkg)]
     name = "aoti-cuda-nv12-vs-torchscript" + pkg[len("aoti_conv"):].replace("_", "-")
     compare_yuv(s, name, "nv12", w, h, outs[0], outs[1], lsb)
 
@@ -937,6 +940,14 @@ def run_export(s):
         s.compare("export-cuda-frames-%dx%d-vs-cpu" % (w, h), ref, out, 3)
         s.check("export-cuda-frames-%dx%d-model" % (w, h),
                 "package model '%s' for %dx%d" % (name, w, h) in err, "(the verbose line)")
+    # nv12 CUDA frames (RGB made on the GPU) against the TorchScript module on
+    # the same frames; CPU frames with device=cuda; a memcheck
+    raw = raw_yuv(s, "nv12", 64, 48, "bt709", "tv")
+    outs = [nv12_cuda(s, m, raw, 64, 48) for m in ("compact", "export_compact")]
+    compare_yuv(s, "export-cuda-nv12-vs-torchscript", "nv12", 256, 192, outs[0], outs[1], 3)
+    out, rc, err = s.cpu_frames("export_compact", "rgb24", 64, 48, ":device=cuda")
+    s.compare("export-cpuframes-device-cuda-vs-cpu", s.cpu_path("compact", 64, 48), out, 3)
+    memcheck(s, "export", False, "rgb0", "export_compact", "64x48")
 
 
 GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "export",
