@@ -801,6 +801,9 @@ $(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*co
 fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
 $(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the metadata of the package.s model .model. has no valid dnn.input.dtype,nometa.pt2,rgb24,))
 fate-dnn-torch-err-pt2-no-metadata: $(DNNT)/nometa.pt2
+# a window (5-D input) for a package exported for single frames
+$(eval $(call DNNT_ERROR,pt2-window,window probe input 1x3x3x24x32 .window=3: 1 x N x C x H x W.: the package takes 4-D input .1 x C x H x W.$(DNNT_COMMA) not 5-D,conv.pt2,rgb24,:window=3))
+fate-dnn-torch-err-pt2-window: $(DNNT)/conv.pt2
 
 # tools/export-model.py on checkpoints of four spandrel families (small
 # configurations, seeded random weights, tests/dnn/spandrel_models.py):
