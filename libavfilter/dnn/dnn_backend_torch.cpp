@@ -987,9 +987,6 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     int ret;
 
     *queued = 0;
-    ret = th_close_batch(th_model, task->in_frame);
-    if (ret < 0)
-        return ret;
     /* CUDA frames are converted where the request runs, by th_run_cuda(),
      * or with a window into its ring */
     if (!th_is_cuda_frame(task->in_frame) || th_model->window) {
@@ -1735,6 +1732,10 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
     if (ret < 0)
         return ret;
 
+    /* a batch or window this frame cannot join goes before the frame takes a request */
+    ret = th_close_batch(th_model, exec_params->in_frame);
+    if (ret < 0)
+        return ret;
     task = (TaskItem *)av_mallocz(sizeof(*task));
     if (!task)
         return AVERROR(ENOMEM);

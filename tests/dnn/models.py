@@ -250,6 +250,18 @@ class WinPick(nn.Module):
         return x[:, self.k]
 
 
+class WinPickCrop(nn.Module):
+    """The top-left 16x16 of frame k of the window: output of one size for
+    any input size."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x[:, self.k, :, :16, :16]
+
+
 class WinMean(nn.Module):
     """A weighted mean over time, weights 1, 2, .. N over their sum: no
     parameters, any N."""
@@ -314,6 +326,7 @@ MODULES = {
     "win_pick1": lambda: WinPick(1),
     "win_pick2": lambda: WinPick(2),
     "win_pick4": lambda: WinPick(4),
+    "win_crop0": lambda: WinPickCrop(0),
     "win_mean": WinMean,
     "win_conv3": lambda: WinConv(3),
     "win_conv5": lambda: WinConv(5),
@@ -343,7 +356,7 @@ NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
          "nan_inf", "raise_late", "raise_white", "batch_first", "out3d",
          "out1ch", "win_pick0", "win_pick1", "win_pick2", "win_pick4",
-         "win_mean", "win_conv3", "win_conv5", "win_conv3y", "win_out5d",
+         "win_crop0", "win_mean", "win_conv3", "win_conv5", "win_conv3y", "win_out5d",
          "win_frames"]
 
 

@@ -680,6 +680,22 @@ DNNT_RESIZE_WIN = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
     -vf format=rgb24,$(DNNT_OPT)/win_conv3.pt:window=3
 $(eval $(call DNNT_RESIZE_TESTS,resize-win,$(DNNT_RESIZE_WIN),,resize-win.ref,))
 
+# The same stream in one kept graph (-reinit_filter 0): the backend cuts
+# the window itself at each size change, each part's edges repeated, and
+# every frame comes out.  The model gives one output size for any input
+# (the top-left 16x16 of the first frame of its window), so that the kept
+# graph's output link fits every part; sync (nireq=1: the cut runs the
+# waiting tasks before the new frame takes the request) and async.
+$(DNNT)/resize-win-kept.ref: $(DNNT)/resize/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_crop0.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_crop0.pt rgb24 80 56 $(DNNT)/resize-b.in $@.b
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_crop0.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.b $@.c
+DNNT_RESIZE_WIN_KEPT = -reinit_filter 0 -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+    -vf format=rgb24,$(DNNT_OPT)/win_crop0.pt:window=3
+$(eval $(call DNNT_RESIZE_TESTS,resize-win-kept,$(DNNT_RESIZE_WIN_KEPT),,resize-win-kept.ref,))
+
 # Bad windows and window models: one line at error level, a non-zero exit.
 $(eval $(call DNNT_ERROR,win-even-center,window=4 with window_anchor=center: the middle frame needs an odd window,win_mean.pt,rgb24,:window=4))
 $(eval $(call DNNT_ERROR,win-above-64,Value 65.* for parameter .window. out of range .1 - 64.,win_mean.pt,rgb24,:window=65))
