@@ -70,6 +70,7 @@ extern "C" {
 
 #include "dnn_backend_torch_aoti.h"
 #include "dnn_backend_torch_cuda.h"
+#include "dnn_backend_torch_window.h"
 
 typedef struct THInferRequest {
     TaskItem *task;
@@ -122,6 +123,7 @@ typedef struct THModel {
     int channels_last;          ///< weights and input in channels-last layout
     int in_channels;            ///< channels the model takes, as it says or
                                 ///< its first weight shows (3 or 1; 0: unknown)
+    THWindow *window;           ///< window > 1: the ring of converted frames
 } THModel;
 
 #define OFFSET(x) offsetof(THOptions, x)
@@ -135,6 +137,10 @@ static const AVOption dnn_th_options[] = {
         { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = 3 }, 0, 0, FLAGS, "precision" },
     { "channels_last", "channels-last weights and input (auto: on; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
     TH_BATCH_SIZE_OPTION
+    { "window", "frames per inference: the model gets 1 x N x C x H x W, N frames in time order", OFFSET(window), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, TH_WINDOW_MAX, FLAGS, NULL },
+    { "window_anchor", "the frame of the window the output is for", OFFSET(window_anchor), AV_OPT_TYPE_INT, { .i64 = TH_WINDOW_CENTER }, 0, 1, FLAGS, "window_anchor" },
+        { "center", "the middle one (odd window; output delayed by window/2 frames)", 0, AV_OPT_TYPE_CONST, { .i64 = TH_WINDOW_CENTER }, 0, 0, FLAGS, "window_anchor" },
+        { "last",   "the newest one (causal, no delay)",                            0, AV_OPT_TYPE_CONST, { .i64 = TH_WINDOW_LAST },   0, 0, FLAGS, "window_anchor" },
     { NULL, NULL, 0, AV_OPT_TYPE_FLAGS, { .i64 = 0 }, 0, 0, 0, NULL }
 };
 
@@ -258,6 +264,10 @@ static torch::Tensor th_batch_slot(const THModel *th_model, THInferRequest *requ
     THInferRequest *lead = th_model->forming ? th_model->forming : request;
     int64_t k = lead == request ? 0 : (int64_t)lead->batch.size();
 
+    if (th_model->window) {         /* the frame goes into the ring */
+        THWindowSlot &slot = ff_dnn_th_window_next(th_model->window);
+        return slot.input = th_input_view(th_model, slot.store, channels, height, width);
+    }
     if (!k)
         lead->input = th_input_view_n(th_model, lead->in_store, th_model->batch,
                                       channels, height, width);
@@ -413,6 +423,18 @@ static int th_fill_cuda_staged(THModel *th_model, THInferRequest *request, int c
     });
 }
 
+/* A CUDA frame into the ring of a window, converted in VRAM on the frames' stream. */
+static int th_window_fill_cuda(THModel *th_model, const AVFrame *in)
+{
+    const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
+    THWindowSlot &slot = ff_dnn_th_window_next(th_model->window);
+
+    return ff_dnn_th_cuda_run(th_model->cuda, [&]() -> int {
+        return ff_dnn_th_cuda_frame_to_tensor(th_model->cuda, in, th_model->cuda_channels,
+                                              spec, slot.store, slot.input);
+    });
+}
+
 static int fill_model_input_th(THModel *th_model, THInferRequest *request)
 {
     AVFrame *in = request->task->in_frame;
@@ -420,6 +442,8 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     int channels = th_format_channels(in->format);
     torch::Tensor src;
 
+    if (in->format == AV_PIX_FMT_CUDA)  /* only with a window: into the ring */
+        return th_window_fill_cuda(th_model, in);
     if (!channels) {
         av_log(th_model->ctx, AV_LOG_ERROR, "pixel format %s is not supported\n",
                av_get_pix_fmt_name((enum AVPixelFormat)in->format));
@@ -432,7 +456,7 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         return 0;
     }
     /* batches of CPU frames on CUDA, or no CUDA unit: on the device, below */
-    if (TH_CUDA_FRAMES && device.is_cuda() && th_model->batch == 1)
+    if (TH_CUDA_FRAMES && device.is_cuda() && th_model->batch == 1 && !th_model->window)
         return th_fill_cuda_staged(th_model, request, channels);
 
     src = th_frame_view(in, channels);
@@ -641,6 +665,8 @@ static int th_cuda_batch_input(THModel *th_model, THInferRequest *lead)
     const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
     std::vector<torch::Tensor> inputs;
 
+    if (th_model->window)           /* assembled from the ring already */
+        return 0;
     for (THInferRequest *request : lead->batch) {
         int ret = ff_dnn_th_cuda_frame_to_tensor(th_model->cuda, request->task->in_frame,
                                                  th_model->cuda_channels, spec,
@@ -862,6 +888,50 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
     return ret;
 }
 
+/*
+ * A task whose window is complete: its window is copied from the ring into
+ * a request's input (for CUDA frames on the frames' stream) and submitted.
+ */
+static int th_window_submit(THModel *th_model, TaskItem *task, int64_t index)
+{
+    THInferRequest *request = (THInferRequest *)ff_safe_queue_pop_front(th_model->request_queue);
+    const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
+    auto fill = [&]() -> int {
+        return ff_dnn_th_window_input(th_model->window, index, spec,
+                                      request->in_store, request->input);
+    };
+    int ret;
+
+    request->task = task;
+    request->batch.assign(1, request);  /* within what th_make_requests reserved */
+    ret = th_is_cuda_frame(task->in_frame) ? ff_dnn_th_cuda_run(th_model->cuda, fill) : fill();
+    if (ret >= 0)
+        return th_submit(th_model, request);
+    pthread_mutex_lock(&th_model->mutex);
+    th_complete(th_model, request, ret);
+    pthread_mutex_unlock(&th_model->mutex);
+    th_release(th_model, request);
+    return ret;
+}
+
+static THWindowSubmit th_window_submitter(THModel *th_model)
+{
+    return [th_model](TaskItem *task, int64_t index) {
+        return th_window_submit(th_model, task, index);
+    };
+}
+
+/* The frame is in the ring: its request is free again until its window is complete. */
+static int th_window_push(THModel *th_model, THInferRequest *request)
+{
+    TaskItem *task = request->task;
+
+    request->task = NULL;
+    ff_safe_queue_push_back(th_model->request_queue, request);
+    return ff_dnn_th_window_push(th_model->window, task->in_frame, task,
+                                 th_window_submitter(th_model));
+}
+
 /* The hardware frames context of a frame (NULL for a CPU frame). */
 static const void *th_frames_ctx(const AVFrame *frame)
 {
@@ -877,6 +947,8 @@ static int th_close_batch(THModel *th_model, const AVFrame *in)
     THInferRequest *lead = th_model->forming;
     const AVFrame *first;
 
+    if (th_model->window)
+        return ff_dnn_th_window_cut(th_model->window, in, th_window_submitter(th_model));
     if (!lead)
         return 0;
     first = lead->task->in_frame;
@@ -915,11 +987,9 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     int ret;
 
     *queued = 0;
-    ret = th_close_batch(th_model, task->in_frame);
-    if (ret < 0)
-        return ret;
-    /* CUDA frames are converted where the request runs, by th_run_cuda() */
-    if (!th_is_cuda_frame(task->in_frame)) {
+    /* CUDA frames are converted where the request runs, by th_run_cuda(),
+     * or with a window into its ring */
+    if (!th_is_cuda_frame(task->in_frame) || th_model->window) {
         try {
             torch::NoGradGuard no_grad;
             ret = fill_model_input_th(th_model, request);
@@ -936,7 +1006,8 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
     if (ret < 0)
         return ret;
     *queued = 1;
-    return th_add_to_batch(th_model, request);
+    return th_model->window ? th_window_push(th_model, request) :
+                              th_add_to_batch(th_model, request);
 }
 
 /* precision=1, 2, 3 (0 is auto) */
@@ -1162,8 +1233,11 @@ static int get_input_th(DNNModel *model, DNNData *input, const char *)
 /* Run the model once on a blank input; returns its output or throws. */
 static torch::Tensor th_probe(THModel *th_model, int channels, int width, int height)
 {
+    const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
     torch::Tensor store;
-    torch::jit::IValue result = th_forward(th_model,
+    torch::jit::IValue result = th_forward(th_model, th_model->window ?
+        ff_dnn_th_window_view(th_model->window, spec, th_device(th_model), store,
+                              channels, height, width).zero_() :
         th_input_view(th_model, store, channels, height, width).zero_());
 
     if (!result.isTensor())
@@ -1204,8 +1278,10 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
         }
         if (!y.defined())
             y = th_probe(th_model, channels, input_width, input_height);
-        ret = th_check_output(th_model->ctx, y, format,
-                              th_model->cuda_channels ? channels : 0);
+        ret = ff_dnn_th_window_check_output(th_model->window, th_model->ctx, y);
+        if (ret >= 0)
+            ret = th_check_output(th_model->ctx, y, format,
+                                  th_model->cuda_channels ? channels : 0);
         if (ret < 0)
             return ret;
         *output_width  = (int)y.size(3);
@@ -1214,6 +1290,9 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
         char what[128];
         snprintf(what, sizeof(what), "model failed on a %dx%dx%d probe input",
                  channels, input_width, input_height);
+        if (th_model->window)
+            ff_dnn_th_window_probe_what(th_model->window, what, sizeof(what),
+                                        channels, input_width, input_height);
         return th_error(th_model->ctx, what, e);
     }
     return 0;
@@ -1345,6 +1424,7 @@ static void dnn_free_model_th(DNNModel **model)
     ff_safe_queue_destroy(th_model->request_queue);
     th_free_requests(th_model);
     ff_dnn_th_cuda_uninit(&th_model->cuda);
+    ff_dnn_th_window_free(&th_model->window);
 
     try {
         delete th_model->jit_model;
@@ -1373,6 +1453,8 @@ static void th_find_channels(THModel *th_model, const std::string &declared)
     if (th_model->aoti) {
         from = "the package's metadata";
         channels = ff_dnn_th_aoti_channels(th_model->aoti);
+    } else if (declared.empty() && th_model->ctx->torch_option.window > 1) {
+        channels = 0;   /* its first weight sees one frame, or all of them */
     } else if (declared.empty()) {
         from = "its first 4-D weight";
         for (const torch::Tensor &w : th_model->jit_model->parameters()) {
@@ -1615,7 +1697,9 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
     th_model->device_type = c10::DeviceType::CPU;
     th_model->device_index = -1;
 
-    if (th_parse_device(ctx, th_model) < 0 ||
+    if (ff_dnn_th_window_init(&th_model->window, ctx, ctx->torch_option.window,
+                              ctx->torch_option.window_anchor, TH_BATCH_SIZE(ctx)) < 0 ||
+        th_parse_device(ctx, th_model) < 0 ||
         th_load_module(ctx, th_model) < 0 ||
         th_init_sync(th_model) < 0)
         goto fail;
@@ -1663,6 +1747,10 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
     if (ret < 0)
         return ret;
 
+    /* a batch or window this frame cannot join goes before the frame takes a request */
+    ret = th_close_batch(th_model, exec_params->in_frame);
+    if (ret < 0)
+        return ret;
     task = (TaskItem *)av_mallocz(sizeof(*task));
     if (!task)
         return AVERROR(ENOMEM);

@@ -316,6 +316,11 @@ static void th_check_input(const THAoti *a, const THAotiModel *m, const torch::T
 {
     char msg[256];
 
+    if (input.dim() != 4) {
+        snprintf(msg, sizeof(msg), "the package takes 4-D input (1 x C x H x W), "
+                 "not %d-D", (int)input.dim());
+        throw std::runtime_error(msg);
+    }
     for (int d = 0; d < 4 && d < input.dim(); d++) {
         if (input.size(d) >= m->lo[d] && input.size(d) <= m->hi[d])
             continue;

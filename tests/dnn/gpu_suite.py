@@ -1,7 +1,7 @@
 """GPU suite of the torch backend (make check-gpu): CUDA frames through
 dnn_processing against the CPU path on the same frames, both CUDA context
 cases, odd sizes, an x2 model, errors, streams that change size mid-way
-(uploaded and NVDEC frames: no frame lost), two GPUs (skipped, in one line,
+(uploaded and NVDEC frames: no frame lost), temporal models (window), two GPUs (skipped, in one line,
 with fewer), GPU memory over a long run and a compute-sanitizer memcheck.
 
     python3 gpu_suite.py --ffmpeg FFMPEG --workdir DIR [--prior FILE] [--quick]
@@ -950,8 +950,36 @@ def run_export(s):
     memcheck(s, "export", False, "rgb0", "export_compact", "64x48")
 
 
+def run_window(s):
+    """Temporal models (window=3, center and last): rgb0 CUDA frames
+    (hwupload) through a conv net over the stacked frames, and the Y plane
+    of nv12 CUDA frames through its 1-channel twin, against the CPU path on
+    the same 7 frames (the edges repeated alike), sync and async."""
+    for name in ("win_conv3", "win_conv3y"):
+        if not os.path.exists(s.model(name)):
+            models.build(name).save(s.model(name))
+    w, h = 158, 118
+    s.source(w, h, frames=7)
+    dev = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    for anchor in ("center", "last"):
+        opts = ":window=3:window_anchor=" + anchor
+        ref = s.cpu_frames("win_conv3", "rgb24", w, h, opts)[0]
+        for tag, mode in (("sync", ":async=0"), ("async-nireq2", ":async=1:nireq=2")):
+            out = s.cuda_path("win_conv3", "rgb0", w, h, False, opts + mode)[0]
+            s.compare("window-rgb0-%s-%s" % (anchor, tag), ref, out, 1)
+        ref = s.cpu_frames("win_conv3y", "nv12", w, h, opts, out_fmt="nv12")[0]
+        out = s.path("window-nv12-%s.out" % anchor)
+        rc, err = s.ff(dev + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h),
+                              "-i", s.source(w, h), "-vf",
+                              "format=nv12,hwupload,dnn_processing=dnn_backend=torch:"
+                              "model=%s%s,hwdownload,format=nv12" % (s.model("win_conv3y"), opts),
+                              "-f", "rawvideo", "-pix_fmt", "nv12", out])
+        compare_yuv(s, "window-nv12-y-%s" % anchor, "nv12", w, h, ref,
+                    out if rc == 0 else None, 1)
+
+
 GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "export",
-          "copies", "memory", "sanitizer"]
+          "copies", "window", "memory", "sanitizer"]
 
 
 def main():
@@ -972,6 +1000,7 @@ def main():
             "precision": (run_precision,), "yuv": (run_yuv,), "reinit": (run_reinit,),
             "batch": (run_batch,), "multigpu": (run_multigpu,), "aoti": (run_aoti,),
             "export": (run_export,), "copies": (run_host_copies,),
+            "window": (run_window,),
             "memory": (lambda s: run_memory(s, args.frames),),
             "sanitizer": () if args.no_sanitizer else (run_sanitizer,)}
     for group in GROUPS:

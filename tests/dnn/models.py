@@ -238,6 +238,73 @@ class RRDBNet(nn.Module):
         return self.last(F.leaky_relu(self.hr(f), 0.2))
 
 
+# Temporal models: the input is 1 x N x C x H x W, N frames in time order;
+# the output is the output of one frame, 1 x C x H x W.
+
+class WinPick(nn.Module):
+    """Frame k of the window, exactly: no parameters."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x[:, self.k]
+
+
+class WinPickCrop(nn.Module):
+    """The top-left 16x16 of frame k of the window: output of one size for
+    any input size."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return x[:, self.k, :, :16, :16]
+
+
+class WinMean(nn.Module):
+    """A weighted mean over time, weights 1, 2, .. N over their sum: no
+    parameters, any N."""
+
+    def forward(self, x):
+        n = x.size(1)
+        w = torch.arange(1, n + 1, dtype=x.dtype, device=x.device)
+        w = (w / w.sum()).view(1, n, 1, 1, 1)
+        return (x * w).sum(1)
+
+
+class WinConv(nn.Module):
+    """Seeded conv over the N frames stacked along C (N*C -> 8 -> C), plus
+    the middle frame: a small temporal net with real weights."""
+
+    def __init__(self, n, channels=3, hidden=8):
+        super().__init__()
+        self.n = n
+        self.c1 = nn.Conv2d(n * channels, hidden, 3, padding=1)
+        self.c2 = nn.Conv2d(hidden, channels, 3, padding=1)
+
+    def forward(self, x):
+        b, n, c, h, w = x.shape
+        y = self.c2(F.relu(self.c1(x.reshape(b, n * c, h, w))))
+        return x[:, self.n // 2] + 0.25 * torch.tanh(y)
+
+
+class WinOut5D(nn.Module):
+    """Returns its window as it is: 5-D."""
+
+    def forward(self, x):
+        return x
+
+
+class WinFrames(nn.Module):
+    """Returns every frame of its window along N: N x C x H x W."""
+
+    def forward(self, x):
+        return x[0]
+
+
 MODULES = {
     "conv": Conv,
     "conv1": lambda: Conv(channels=1),
@@ -257,6 +324,17 @@ MODULES = {
     "batch_first": BatchFirst,
     "out3d": Out3D,
     "out1ch": Out1Ch,
+    "win_pick0": lambda: WinPick(0),
+    "win_pick1": lambda: WinPick(1),
+    "win_pick2": lambda: WinPick(2),
+    "win_pick4": lambda: WinPick(4),
+    "win_crop0": lambda: WinPickCrop(0),
+    "win_mean": WinMean,
+    "win_conv3": lambda: WinConv(3),
+    "win_conv5": lambda: WinConv(5),
+    "win_conv3y": lambda: WinConv(3, channels=1),
+    "win_out5d": WinOut5D,
+    "win_frames": WinFrames,
     # the benchmarks' models of the size users run (seeded random weights:
     # the same cost as trained ones)
     "compact": Compact,
@@ -283,7 +361,9 @@ EXTRA = {"sharpen": {"dnn.input.channels": "3"}}
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
          "nan_inf", "raise_late", "raise_white", "batch_first", "out3d",
-         "out1ch"]
+         "out1ch", "win_pick0", "win_pick1", "win_pick2", "win_pick4",
+         "win_crop0", "win_mean", "win_conv3", "win_conv5", "win_conv3y", "win_out5d",
+         "win_frames"]
 
 
 # AOTInductor packages (.pt2): NAME_pt2 is model NAME exported with

@@ -12,6 +12,13 @@ dtype of the model's weights (x / 255 in float32, then cast), or in DTYPE
 
     python3 oracle.py MODEL PIXFMT WIDTH HEIGHT IN.raw OUT.raw [DTYPE]
 
+With --window N:ANCHOR (ANCHOR center or last) the model is a temporal
+one: it gets 1 x N x C x H x W, the frames around each frame (center: N/2
+before and after it; last: the N - 1 before it), the stream's first and
+last frame repeated at its edges, and gives that frame's output.
+
+    python3 oracle.py --window N:ANCHOR MODEL PIXFMT WIDTH HEIGHT IN.raw OUT.raw
+
 MODEL may be a checkpoint (.pth, .ckpt, .safetensors): spandrel's own
 module for it runs, the independent side of tools/export-model.py.
 """
@@ -56,24 +63,46 @@ def weights_dtype(model):
     return torch.float32
 
 
-def run(model, fmt, w, h, buf):
-    dt = weights_dtype(model)
+def to_input(fmt, w, h, buf, dt):
+    """A frame as the model sees it: 1 x C x H x W in dtype dt, R, G, B."""
     if fmt in ("rgb24", "bgr24"):
         x = torch.from_numpy(np.frombuffer(buf, np.uint8).reshape(h, w, 3).copy())
         if fmt == "bgr24":
             x = x.flip(2)
-        x = (x.permute(2, 0, 1).unsqueeze(0).float() / 255.0).to(dt)
-        y = model(x).float()
-        y = to_u8(y[0]).permute(1, 2, 0)
+        return (x.permute(2, 0, 1).unsqueeze(0).float() / 255.0).to(dt)
+    if fmt == "grayf32":
+        return torch.from_numpy(np.frombuffer(buf, np.float32).reshape(1, 1, h, w).copy())
+    x = torch.from_numpy(np.frombuffer(buf[:w * h], np.uint8).reshape(1, 1, h, w).copy())
+    return (x.float() / 255.0).to(dt)
+
+
+def to_frame(fmt, w, h, y, buf):
+    """Model output y as a frame of fmt; chroma of YUV carried over from buf."""
+    if fmt in ("rgb24", "bgr24"):
+        y = to_u8(y.float()[0]).permute(1, 2, 0)
         if fmt == "bgr24":
             y = y.flip(2)
         return y.contiguous().numpy().tobytes()
     if fmt == "grayf32":
-        x = torch.from_numpy(np.frombuffer(buf, np.float32).reshape(1, 1, h, w).copy())
-        return model(x).float()[0, 0].contiguous().numpy().tobytes()
-    x = torch.from_numpy(np.frombuffer(buf[:w * h], np.uint8).reshape(1, 1, h, w).copy())
-    y = to_u8(model((x.float() / 255.0).to(dt)).float()[0, 0]).numpy().tobytes()
-    return y + bytes(buf[w * h:])
+        return y.float()[0, 0].contiguous().numpy().tobytes()
+    return to_u8(y.float()[0, 0]).numpy().tobytes() + bytes(buf[w * h:])
+
+
+def run(model, fmt, w, h, buf):
+    return to_frame(fmt, w, h, model(to_input(fmt, w, h, buf, weights_dtype(model))), buf)
+
+
+def run_windows(model, fmt, w, h, frames, n, anchor):
+    """Each frame's output from the window of n frames around it (center:
+    n // 2 before and after; last: n - 1 before), the first and last frame
+    repeated at the edges, as the backend's window option does."""
+    dt = weights_dtype(model)
+    xs = [to_input(fmt, w, h, f, dt) for f in frames]
+    before = n - 1 if anchor == "last" else n // 2
+    for t, buf in enumerate(frames):
+        idx = [min(max(t - before + k, 0), len(xs) - 1) for k in range(n)]
+        window = torch.stack([xs[i][0] for i in idx]).unsqueeze(0)
+        yield to_frame(fmt, w, h, model(window), buf)
 
 
 def load(path):
@@ -85,21 +114,31 @@ def load(path):
 
 
 def main():
-    if len(sys.argv) not in (7, 8):
+    args = sys.argv[1:]
+    window = None
+    if args[:1] == ["--window"] and len(args) > 1:
+        n, anchor = args[1].split(":")
+        window, args = (int(n), anchor), args[2:]
+    if len(args) not in (6, 7):
         raise SystemExit(__doc__)
-    path, fmt, w, h, src, dst = sys.argv[1:7]
+    path, fmt, w, h, src, dst = args[:6]
     w, h = int(w), int(h)
     model = load(path)
-    if len(sys.argv) == 8:
-        model = model.to(DTYPES[sys.argv[7]])
+    if len(args) == 7:
+        model = model.to(DTYPES[args[6]])
     size = frame_size(fmt, w, h)
     data = open(src, "rb").read()
     if len(data) % size:
         raise SystemExit("%s: %d bytes is not a whole number of %s %dx%d frames"
                          % (src, len(data), fmt, w, h))
+    frames = [data[i:i + size] for i in range(0, len(data), size)]
     with torch.no_grad(), open(dst, "wb") as out:
-        for i in range(0, len(data), size):
-            out.write(run(model, fmt, w, h, data[i:i + size]))
+        if window:
+            for y in run_windows(model, fmt, w, h, frames, *window):
+                out.write(y)
+            return
+        for f in frames:
+            out.write(run(model, fmt, w, h, f))
 
 
 if __name__ == "__main__":

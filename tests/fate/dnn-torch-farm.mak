@@ -18,7 +18,6 @@ endef
 
 $(foreach t,join missing truncated rerun slurm,$(eval $(call DNNT_FARM_TEST,$(t))))
 
-FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH_FARM)
 FATE_DNN_TORCH += $(FATE_DNN_TORCH_FARM)
 fate-dnn-torch-oracle: $(FATE_DNN_TORCH_FARM)
 fate-dnn-torch: $(FATE_DNN_TORCH_FARM)

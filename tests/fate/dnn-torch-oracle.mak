@@ -599,6 +599,142 @@ fate-dnn-torch-default-backend: FUZZ = 1
 fate-dnn-torch-default-backend: REF = $(DNNT)/conv-rgb24.ref
 FATE_DNN_TORCH += fate-dnn-torch-default-backend
 
+# Temporal models (window=N): the model gets 1 x N x C x H x W, the frames
+# around each frame (center: N/2 before and after it, the output delayed;
+# last: the N - 1 before it), the first and last frame of the stream
+# repeated at its edges.  oracle.py --window builds the same windows in
+# PyTorch.  7 frames, so that N=5 has both edges and a middle; gray and YUV
+# of odd sizes.  A parameter-free model that returns frame k of its window
+# (output t is input t - N/2 + k, or t - N + 1 + k for last) is exact
+# (FUZZ 0); a weighted mean over time and a small conv net over the stacked
+# frames within 1 LSB.
+DNNT_WIN_SIZE_rgb24   = 48x32
+DNNT_WIN_SIZE_gray8   = 47x31
+DNNT_WIN_SIZE_yuv420p = 47x31
+# $(1) pixfmt
+define DNNT_WIN_IN
+$(DNNT)/win-$(1).in: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=48x32:r=5 -frames:v 7 \
+	    -vf format=rgb24,crop=$(subst x,:,$(DNNT_WIN_SIZE_$(1))):0:0,format=$(1) -f rawvideo -y $$@
+endef
+$(foreach f,rgb24 gray8 yuv420p,$(eval $(call DNNT_WIN_IN,$(f))))
+# $(1) pixfmt, $(2) model, $(3) filter options after the model
+DNNT_WIN_CMD = -f rawvideo -pix_fmt $(1) -s $(DNNT_WIN_SIZE_$(1)) \
+    -i $(TARGET_PATH)/$(DNNT)/win-$(1).in -vf $(DNNT_OPT)/$(2).pt$(3)
+
+# $(1) test name, $(2) model, $(3) pixfmt, $(4) window, $(5) anchor,
+# $(6) allowed MAXDIFF, $(7) more options
+define DNNT_WIN
+$(DNNT)/$(1).ref: $(DNNT)/win-$(3).in $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py --window $(4):$(5) $(DNNT)/$(2).pt $(3) \
+	    $(subst x, ,$(DNNT_WIN_SIZE_$(3))) $$< $$@
+fate-dnn-torch-$(1): $(DNNT)/$(1).ref
+fate-dnn-torch-$(1): CMD = ffmpeg $(call DNNT_WIN_CMD,$(3),$(2),:window=$(4):window_anchor=$(5)$(7)) -f rawvideo -
+fate-dnn-torch-$(1): CMP = oneoff
+fate-dnn-torch-$(1): CMP_UNIT = u8
+fate-dnn-torch-$(1): FUZZ = $(6)
+fate-dnn-torch-$(1): REF = $(DNNT)/$(1).ref
+FATE_DNN_TORCH += fate-dnn-torch-$(1)
+endef
+$(eval $(call DNNT_WIN,win-pick0-n3-center-rgb24,win_pick0,rgb24,3,center,0))
+$(eval $(call DNNT_WIN,win-pick4-n5-center-rgb24,win_pick4,rgb24,5,center,0))
+$(eval $(call DNNT_WIN,win-pick0-n5-last-rgb24,win_pick0,rgb24,5,last,0))
+$(eval $(call DNNT_WIN,win-pick1-n3-last-gray8,win_pick1,gray8,3,last,0))
+$(eval $(call DNNT_WIN,win-pick2-n3-center-yuv420p,win_pick2,yuv420p,3,center,0))
+$(eval $(call DNNT_WIN,win-pick0-n5-center-yuv420p,win_pick0,yuv420p,5,center,0))
+$(eval $(call DNNT_WIN,win-mean-n3-center-rgb24,win_mean,rgb24,3,center,1))
+$(eval $(call DNNT_WIN,win-mean-n5-last-rgb24,win_mean,rgb24,5,last,1))
+$(eval $(call DNNT_WIN,win-mean-n5-center-gray8,win_mean,gray8,5,center,1))
+$(eval $(call DNNT_WIN,win-mean-n3-last-yuv420p,win_mean,yuv420p,3,last,1))
+$(eval $(call DNNT_WIN,win-conv3-center-rgb24,win_conv3,rgb24,3,center,1))
+$(eval $(call DNNT_WIN,win-conv5-center-rgb24,win_conv5,rgb24,5,center,1))
+$(eval $(call DNNT_WIN,win-conv5-last-nchw-rgb24,win_conv5,rgb24,5,last,1,:channels_last=0))
+$(eval $(call DNNT_WIN,win-conv3y-center-gray8,win_conv3y,gray8,3,center,1))
+$(eval $(call DNNT_WIN,win-conv3y-last-yuv420p,win_conv3y,yuv420p,3,last,1))
+
+# async with 1, 2 and 4 requests (on the CPU forwards side by side, ending
+# in any order): the very frames and timestamps of async=0 (framecrc).
+# $(1) name, $(2) pixfmt, $(3) model, $(4) window options
+define DNNT_WIN_ASYNC
+$(DNNT)/win-$(1)-sync.framecrc: $(DNNT)/win-$(2).in $(DNNT)/models.stamp
+	$(DNNT_FF) -nostats $(call DNNT_WIN_CMD,$(2),$(3),$(4):async=0) -bitexact -f framecrc -y $$@
+$(foreach n,1 2 4,$(eval $(call DNNT_WIN_ASYNC_N,$(1),$(2),$(3),$(4),$(n))))
+endef
+define DNNT_WIN_ASYNC_N
+fate-dnn-torch-win-$(1)-nireq$(5): $(DNNT)/win-$(1)-sync.framecrc
+fate-dnn-torch-win-$(1)-nireq$(5): CMD = framecrc $(call DNNT_WIN_CMD,$(2),$(3),$(4):async=1:nireq=$(5))
+fate-dnn-torch-win-$(1)-nireq$(5): REF = $(DNNT)/win-$(1)-sync.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-win-$(1)-nireq$(5)
+endef
+$(eval $(call DNNT_WIN_ASYNC,conv5-center,rgb24,win_conv5,:window=5))
+$(eval $(call DNNT_WIN_ASYNC,mean3-last,rgb24,win_mean,:window=3:window_anchor=last))
+$(eval $(call DNNT_WIN_ASYNC,conv3y-center-yuv420p,yuv420p,win_conv3y,:window=3))
+
+# Every frame out, in order, with its own timestamps: frames of irregular
+# timestamps through the model that returns the middle (center) or the
+# newest (last) frame of its window give the input's framecrc exactly,
+# sync and async.
+DNNT_WIN_PTS = -f lavfi -i testsrc2=s=48x32:r=5$(DNNT_COMMA)format=rgb24 -frames:v 9 -vf setpts=PTS+N*N
+$(DNNT)/win-pts.framecrc: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -nostats $(DNNT_WIN_PTS) -bitexact -f framecrc -y $@
+# $(1) name, $(2) model and options
+define DNNT_WIN_PTS_TEST
+fate-dnn-torch-win-pts-$(1): $(DNNT)/win-pts.framecrc $(DNNT)/models.stamp
+fate-dnn-torch-win-pts-$(1): CMD = framecrc $(DNNT_WIN_PTS),$(DNNT_OPT)/$(2)
+fate-dnn-torch-win-pts-$(1): REF = $(DNNT)/win-pts.framecrc
+FATE_DNN_TORCH += fate-dnn-torch-win-pts-$(1)
+endef
+$(eval $(call DNNT_WIN_PTS_TEST,center-sync,win_pick2.pt:window=5:async=0))
+$(eval $(call DNNT_WIN_PTS_TEST,center-nireq3,win_pick2.pt:window=5:async=1:nireq=3))
+$(eval $(call DNNT_WIN_PTS_TEST,last-nireq2,win_pick2.pt:window=3:window_anchor=last:async=1:nireq=2))
+
+# A stream that changes size twice (the resize stream above): ffmpeg drains
+# the graph at each change, each part is a stream of its own with its own
+# edges repeated; sync against the oracle run on each part, async as sync.
+$(DNNT)/resize-win.ref: $(DNNT)/resize/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_conv3.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_conv3.pt rgb24 80 56 $(DNNT)/resize-b.in $@.b
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_conv3.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.b $@.c
+DNNT_RESIZE_WIN = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+    -vf format=rgb24,$(DNNT_OPT)/win_conv3.pt:window=3
+$(eval $(call DNNT_RESIZE_TESTS,resize-win,$(DNNT_RESIZE_WIN),,resize-win.ref,))
+
+# The same stream in one kept graph (-reinit_filter 0): the backend cuts
+# the window itself at each size change, each part's edges repeated, and
+# every frame comes out.  The model gives one output size for any input
+# (the top-left 16x16 of the first frame of its window), so that the kept
+# graph's output link fits every part; sync (nireq=1: the cut runs the
+# waiting tasks before the new frame takes the request) and async.
+$(DNNT)/resize-win-kept.ref: $(DNNT)/resize/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_crop0.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_crop0.pt rgb24 80 56 $(DNNT)/resize-b.in $@.b
+	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_crop0.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
+	cat $@.a $@.b $@.c > $@
+	@rm -f $@.a $@.b $@.c
+DNNT_RESIZE_WIN_KEPT = -reinit_filter 0 -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+    -vf format=rgb24,$(DNNT_OPT)/win_crop0.pt:window=3
+$(eval $(call DNNT_RESIZE_TESTS,resize-win-kept,$(DNNT_RESIZE_WIN_KEPT),,resize-win-kept.ref,))
+
+# Bad windows and window models: one line at error level, a non-zero exit.
+$(eval $(call DNNT_ERROR,win-even-center,window=4 with window_anchor=center: the middle frame needs an odd window,win_mean.pt,rgb24,:window=4))
+$(eval $(call DNNT_ERROR,win-above-64,Value 65.* for parameter .window. out of range .1 - 64.,win_mean.pt,rgb24,:window=65))
+$(eval $(call DNNT_ERROR,win-output-5d,model output is 5-D .3 frames.; a model of window=3 returns the output of one frame,win_out5d.pt,rgb24,:window=3))
+$(eval $(call DNNT_ERROR,win-output-frames,model output has 5 frames; a model of window=5 returns the output of one frame,win_frames.pt,rgb24,:window=5:window_anchor=last))
+$(eval $(call DNNT_ERROR,win-model-4d,model failed on a window probe input 1x3x3x24x32 .window=3: 1 x N x C x H x W.: .*conv2d,conv.pt,rgb24,:window=3))
+$(eval $(call DNNT_ERROR,win-batch,batch_size 2 with window=3: a window model runs one window per forward,win_mean.pt,rgb24,:window=3:batch_size=2:nireq=2))
+
+# -h filter=dnn_processing names the window options and the anchors.
+fate-dnn-torch-help-window: CMD = $(DNNT_PY)/expect_output.py \
+    "window .*<int>.*frames per inference.*from 1 to 64.*default 1" \
+    "window_anchor .*<int>.*default center" "^ +center +0 .*the middle one" "^ +last +1 .*the newest one" \
+    -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
+fate-dnn-torch-help-window: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-help-window
+
 # The patch series (tools/make-series.sh): it must rebuild the prepared tree
 # exactly and apply with git am to pristine FFmpeg.  DNNT_TOP and
 # DNNT_TARBALL come from the project's Makefile; without them, no test.
@@ -704,6 +840,9 @@ $(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*co
 fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
 $(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the metadata of the package.s model .model. has no valid dnn.input.dtype,nometa.pt2,rgb24,))
 fate-dnn-torch-err-pt2-no-metadata: $(DNNT)/nometa.pt2
+# a window (5-D input) for a package exported for single frames
+$(eval $(call DNNT_ERROR,pt2-window,window probe input 1x3x3x24x32 .window=3: 1 x N x C x H x W.: the package takes 4-D input .1 x C x H x W.$(DNNT_COMMA) not 5-D,conv.pt2,rgb24,:window=3))
+fate-dnn-torch-err-pt2-window: $(DNNT)/conv.pt2
 
 # tools/export-model.py on checkpoints of four spandrel families (small
 # configurations, seeded random weights, tests/dnn/spandrel_models.py):
