@@ -65,7 +65,6 @@ extern "C" {
 #include "dnn_backend_common.h"
 #include "queue.h"
 #include "safe_queue.h"
-#include "dnn_backend_torch_compat.h"
 }
 
 #include "dnn_backend_torch_aoti.h"
@@ -136,7 +135,6 @@ static const AVOption dnn_th_options[] = {
         { "fp16", "float16",             0, AV_OPT_TYPE_CONST, { .i64 = 2 }, 0, 0, FLAGS, "precision" },
         { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = 3 }, 0, 0, FLAGS, "precision" },
     { "channels_last", "channels-last weights and input (auto: on; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
-    TH_BATCH_SIZE_OPTION
     { "window", "frames per inference: the model gets 1 x N x C x H x W, N frames in time order", OFFSET(window), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, TH_WINDOW_MAX, FLAGS, NULL },
     { "window_anchor", "the frame of the window the output is for", OFFSET(window_anchor), AV_OPT_TYPE_INT, { .i64 = TH_WINDOW_CENTER }, 0, 1, FLAGS, "window_anchor" },
         { "center", "the middle one (odd window; output delayed by window/2 frames)", 0, AV_OPT_TYPE_CONST, { .i64 = TH_WINDOW_CENTER }, 0, 0, FLAGS, "window_anchor" },
@@ -1654,7 +1652,7 @@ static int th_start(THModel *th_model)
     int cores = av_cpu_count(), ret;
 
     th_model->started = 1;
-    th_model->batch = FFMAX(1, TH_BATCH_SIZE(ctx));
+    th_model->batch = FFMAX(1, ctx->batch_size);
     if (ctx->nireq <= 0)
         ctx->nireq = th_default_nireq(th_model, cores);
     th_model->intra_threads = th_default_intra_threads(th_model, cores);
@@ -1698,7 +1696,7 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
     th_model->device_index = -1;
 
     if (ff_dnn_th_window_init(&th_model->window, ctx, ctx->torch_option.window,
-                              ctx->torch_option.window_anchor, TH_BATCH_SIZE(ctx)) < 0 ||
+                              ctx->torch_option.window_anchor, ctx->batch_size) < 0 ||
         th_parse_device(ctx, th_model) < 0 ||
         th_load_module(ctx, th_model) < 0 ||
         th_init_sync(th_model) < 0)
