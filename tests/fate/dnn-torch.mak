@@ -8,8 +8,9 @@
 #   up2     shift, then x2 nearest upsampling (output larger than input)
 
 DNN_TORCH_MODEL = dnn_processing=dnn_backend=torch:model=$(TARGET_SAMPLES)/dnn-torch
-DNN_TORCH_DEPS  = $(call ALLYES, TESTSRC2_FILTER FORMAT_FILTER DNN_PROCESSING_FILTER \
-                                 RAWVIDEO_ENCODER FRAMECRC_MUXER PIPE_PROTOCOL)
+DNN_TORCH_NEEDS = TESTSRC2_FILTER FORMAT_FILTER DNN_PROCESSING_FILTER \
+                  RAWVIDEO_ENCODER FRAMECRC_MUXER PIPE_PROTOCOL
+DNN_TORCH_DEPS  = $(call ALLYES, $(DNN_TORCH_NEEDS))
 
 # $(1) test name, $(2) pixel format, $(3) model, $(4) more filter options,
 # $(5) the test whose reference it shares (the same frames must come out)
@@ -30,6 +31,13 @@ $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-batch2,rgb24,shift,:batch_size=2,s
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-gray8,gray,shift1,))
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-yuv420p,yuv420p,shift1,:async=0))
 $(eval $(call FATE_DNN_TORCH_TEST,up2-rgb24,rgb24,up2,))
+
+# formats from the model: planar gbrp frames reach the 3-channel shift
+# model as rgb24, reordered (exactly) by the scaler ffmpeg inserts in front
+# of the filter, so the frames of shift-rgb24 come out
+FATE_DNN_TORCH-$(call ALLYES, SCALE_FILTER $(DNN_TORCH_NEEDS)) += fate-dnn-torch-shift-from-gbrp
+fate-dnn-torch-shift-from-gbrp: CMD = framecrc -auto_conversion_filters -lavfi testsrc2=s=64x48:r=5:d=1,format=gbrp,$(DNN_TORCH_MODEL)/shift.pt -pix_fmt rgb24
+fate-dnn-torch-shift-from-gbrp: REF = $(SRC_PATH)/tests/ref/fate/dnn-torch-shift-rgb24
 
 FATE_SAMPLES_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH-yes)
 fate-dnn-torch: $(FATE_DNN_TORCH-yes)
