@@ -845,12 +845,12 @@ $(eval $(call DNNT_ERROR,pt2-window,window probe input 1x3x3x24x32 .window=3: 1 
 fate-dnn-torch-err-pt2-window: $(DNNT)/conv.pt2
 
 # Packages of a temporal model (window=3, 5-D input 1 x N x C x H x W):
-# win_conv3 as models.py compiles it (NCHW), and as tools/export-model.py
-# --window 3 exports the module with the same weights, channels-last
-# (H x W x N x C in memory, the window the backend assembles, which the
-# package is handed as it is) and as TorchScript; each against the oracle
-# of the TorchScript test on the same windows (oracle.py --window), center
-# and last, sync and async.  The exporter says what it wrote (the 5-D
+# win_conv3 as models.py compiles it (NCHW; and win_conv3y, 1 channel, on
+# the Y plane), and as tools/export-model.py --window 3 exports the module
+# with the same weights, channels-last (H x W x N x C in memory, the
+# window the backend assembles, which the package is handed as it is) and
+# as TorchScript; each against the oracle of the TorchScript test on the
+# same windows (oracle.py --window), center and last, sync and async.  The exporter says what it wrote (the 5-D
 # shape and the layout of the metadata).  A window other than the
 # package's, a 5-D package without a window, and --window with a
 # single-image checkpoint (spandrel's) are one-line errors.
@@ -865,27 +865,30 @@ $(DNNT)/$(1): $(DNNT)/win_conv3_weights.pt $(DNNT_TOP)/tools/export-model.py
 endef
 $(eval $(call DNNT_WIN_EXPORT,win_export.pt,))
 $(eval $(call DNNT_WIN_EXPORT,win_export_cl.pt2,--layout cl))
-$(foreach a,center last,$(eval $(DNNT)/win-pt2-conv3-$(a).ref: $(DNNT)/win-rgb24.in \
-    $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py; \
-    $(DNNT_PY)/oracle.py --window 3:$(a) $(DNNT)/win_conv3.pt rgb24 48 32 $$< $$@))
-# $(1) test name, $(2) the model file, $(3) anchor, $(4) more options
+# $(1) test name, $(2) the model file, $(3) the TorchScript model of the
+# oracle, $(4) pixfmt, $(5) anchor, $(6) more options
 define DNNT_WIN_PT2
-fate-dnn-torch-$(1): $(DNNT)/$(2) $(DNNT)/win-pt2-conv3-$(3).ref
-fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt rgb24 -s 48x32 \
-    -i $(TARGET_PATH)/$(DNNT)/win-rgb24.in \
-    -vf $(DNNT_OPT)/$(2):window=3:window_anchor=$(3)$(4) -f rawvideo -
+$(DNNT)/$(1).ref: $(DNNT)/win-$(4).in $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py --window 3:$(5) $(DNNT)/$(3).pt $(4) \
+	    $(subst x, ,$(DNNT_WIN_SIZE_$(4))) $$< $$@
+fate-dnn-torch-$(1): $(DNNT)/$(2) $(DNNT)/$(1).ref
+fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(DNNT_WIN_SIZE_$(4)) \
+    -i $(TARGET_PATH)/$(DNNT)/win-$(4).in \
+    -vf $(DNNT_OPT)/$(2):window=3:window_anchor=$(5)$(6) -f rawvideo -
 fate-dnn-torch-$(1): CMP = oneoff
 fate-dnn-torch-$(1): CMP_UNIT = u8
 fate-dnn-torch-$(1): FUZZ = 1
-fate-dnn-torch-$(1): REF = $(DNNT)/win-pt2-conv3-$(3).ref
+fate-dnn-torch-$(1): REF = $(DNNT)/$(1).ref
 FATE_DNN_TORCH += fate-dnn-torch-$(1)
 endef
-$(eval $(call DNNT_WIN_PT2,win-pt2-conv3-center,win_conv3.pt2,center,))
-$(eval $(call DNNT_WIN_PT2,win-pt2-conv3-last-sync,win_conv3.pt2,last,:async=0))
-$(eval $(call DNNT_WIN_PT2,win-pt2-export-cl-center,win_export_cl.pt2,center,:async=0))
-$(eval $(call DNNT_WIN_PT2,win-pt2-export-cl-last,win_export_cl.pt2,last,:nireq=2))
-$(eval $(call DNNT_WIN_PT2,win-export-ts-center,win_export.pt,center,))
-$(eval $(call DNNT_WIN_PT2,win-export-ts-last,win_export.pt,last,))
+$(eval $(call DNNT_WIN_PT2,win-pt2-conv3-center,win_conv3.pt2,win_conv3,rgb24,center,))
+$(eval $(call DNNT_WIN_PT2,win-pt2-conv3-last-sync,win_conv3.pt2,win_conv3,rgb24,last,:async=0))
+$(eval $(call DNNT_WIN_PT2,win-pt2-export-cl-center,win_export_cl.pt2,win_conv3,rgb24,center,:async=0))
+$(eval $(call DNNT_WIN_PT2,win-pt2-export-cl-last,win_export_cl.pt2,win_conv3,rgb24,last,:nireq=2))
+$(eval $(call DNNT_WIN_PT2,win-export-ts-center,win_export.pt,win_conv3,rgb24,center,))
+$(eval $(call DNNT_WIN_PT2,win-export-ts-last,win_export.pt,win_conv3,rgb24,last,))
+# the Y plane alone: the package's channels (1) are read at dimension 2
+$(eval $(call DNNT_WIN_PT2,win-pt2-conv3y-center-yuv420p,win_conv3y.pt2,win_conv3y,yuv420p,center,))
 fate-dnn-torch-win-export-found: $(DNNT)/win_export.pt $(DNNT)/win_export_cl.pt2
 fate-dnn-torch-win-export-found: CMD = $(DNNT_PY)/expect_output.py \
     "found WinConv .models.py.: x1$(DNNT_COMMA) 3 channels.*a window of 3 frames" \
