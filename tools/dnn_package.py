@@ -10,7 +10,14 @@ generated code.  Three keys, all strings:
     dnn.input.layout  nchw, or nhwc for a package exported from a
                       channels-last input
     dnn.input.shape   batch x channels x height x width, each a number or
-                      MIN..MAX for a dynamic dimension: 1x3x16..2160x16..3840
+                      MIN..MAX for a dynamic dimension: 1x3x16..2160x16..3840;
+                      a temporal model (the filter's window=N) takes
+                      batch x N x channels x height x width, N fixed:
+                      1x5x3x16..2160x16..3840
+
+A window's channels-last layout is the one the backend assembles, height x
+width x N x channels in memory (window_like() makes it): the compiled code
+reads its input by the strides of the example it was exported from.
 
 A package may hold several models (AOTInductor keys them by name): "model",
 the dynamic one, and one per fixed frame size, which "model" lists in a
@@ -37,8 +44,13 @@ def input_metadata(example, dims):
         raise SystemExit(f"input dtype {example.dtype} is not float32, float16 or bfloat16")
     sizes = ["%d..%d" % dim_range(dims[d]) if d in dims else str(n)
              for d, n in enumerate(example.shape)]
-    nhwc = example.dim() == 4 and not example.is_contiguous() and \
-        example.is_contiguous(memory_format=torch.channels_last)
+    if example.dim() == 5:
+        nhwc = not example.is_contiguous() and is_window_cl(example)
+        if not nhwc and not example.is_contiguous():
+            raise SystemExit("the example window is neither contiguous nor in window_like()'s layout")
+    else:
+        nhwc = example.dim() == 4 and not example.is_contiguous() and \
+            example.is_contiguous(memory_format=torch.channels_last)
     return {"dnn.input.dtype": DTYPES[example.dtype],
             "dnn.input.layout": "nhwc" if nhwc else "nchw",
             "dnn.input.shape": "x".join(sizes)}
@@ -53,12 +65,24 @@ def dim_range(dim):
     return dim.root.min * k, dim.root.max * k
 
 
+def window_like(x):
+    """x, 1 x N x C x H x W, in the backend's channels-last window layout:
+    H x W x N x C in memory."""
+    return x.permute(0, 3, 4, 1, 2).contiguous().permute(0, 3, 4, 1, 2)
+
+
+def is_window_cl(x):
+    """Whether a 5-D x has window_like()'s strides."""
+    b, n, c, h, w = x.shape
+    return x.stride() == (h * w * n * c, c, 1, w * n * c, n * c)
+
+
 def like(example, height, width):
     """An input of another size, of example's dtype, device and layout."""
-    x = torch.rand(example.shape[0], example.shape[1], height, width,
+    x = torch.rand(*example.shape[:-2], height, width,
                    dtype=example.dtype, device=example.device)
     if not example.is_contiguous():
-        x = x.contiguous(memory_format=torch.channels_last)
+        x = window_like(x) if x.dim() == 5 else x.contiguous(memory_format=torch.channels_last)
     return x
 
 

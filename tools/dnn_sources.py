@@ -4,6 +4,10 @@ module of the user's (FILE.py:Class or FILE.py:Class(key=value, ...)), or
 the demo (a sharpening filter).  load() gives the module, in eval mode on
 the CPU in float32, and what is known of it; every failure is a
 SourceError with one line to print.
+
+A temporal model (the filter's window=N) takes 1 x N x C x H x W, N frames
+in time order, and returns 1 x C x kH x kW: only a module of the user's,
+since spandrel's architectures and the demo take single images.
 """
 import ast
 import importlib.util
@@ -127,30 +131,34 @@ def from_module(source, weights):
     return model, {"architecture": f"{name} ({os.path.basename(path)})"}
 
 
-def probe(model, info):
-    """Scale and channels of a module by running it on a small frame."""
+def probe(model, info, window=1):
+    """Scale and channels of a module by running it on a small frame (a
+    window of them for window > 1)."""
     if "scale" in info:
         return info
     side = 64
+    frames = (window,) if window > 1 else ()
     for channels in (3, 1):
+        shape = (1, *frames, channels, side, side)
         try:
             with torch.no_grad():
-                out = model(torch.rand(1, channels, side, side))
+                out = model(torch.rand(shape))
         except Exception:
             continue
         if out.dim() != 4 or out.shape[2] % side or out.shape[2] != out.shape[3]:
-            raise SourceError(f"{info['architecture']}: a 1x{channels}x{side}x{side} input "
+            raise SourceError(f"{info['architecture']}: a {'x'.join(map(str, shape))} input "
                               f"gives {tuple(out.shape)}, not 1xCx(k*H)x(k*W)")
         info.update(scale=out.shape[2] // side, channels=channels, out_channels=out.shape[1],
                     minimum=1, multiple_of=1, square=False, fp16=True, bf16=True)
         return info
-    raise SourceError(f"{info['architecture']}: fails on a 1x3x{side}x{side} and a "
-                      f"1x1x{side}x{side} input in [0, 1]")
+    what = "x".join(map(str, frames + ("C", side, side)))
+    raise SourceError(f"{info['architecture']}: fails on a 1x{what} input in [0, 1], "
+                      "C 3 and 1" + (f" (--window {window}: 1 x N x C x H x W)" if frames else ""))
 
 
-def load(source, weights=None):
+def load(source, weights=None, window=1):
     """(module, info): info has architecture, scale, channels,
-    out_channels, minimum, multiple_of, square, parameters."""
+    out_channels, minimum, multiple_of, square, parameters, window."""
     if source == "demo":
         model, info = Sharpen(), {"architecture": "demo (sharpen)"}
     elif source.lower().endswith(CHECKPOINTS):
@@ -162,8 +170,13 @@ def load(source, weights=None):
     else:
         raise SourceError(f"'{source}': give a checkpoint ({', '.join(CHECKPOINTS)}), "
                           "FILE.py:Class or demo")
+    if window > 1 and ".py:" not in source:
+        raise SourceError(f"--window {window}: {info['architecture']} takes single images, "
+                          "not a window of frames; --window is for a temporal module of "
+                          "yours, FILE.py:Class")
     model = model.eval().float()
-    info = probe(model, info)
+    info = probe(model, info, window)
+    info["window"] = window
     if info["channels"] not in (1, 3) or info["out_channels"] != info["channels"]:
         raise SourceError(f"{info['architecture']}: takes {info['channels']} channels and "
                           f"returns {info['out_channels']}; the filter feeds 3 (RGB) or 1 "

@@ -30,13 +30,17 @@ OUT     the file to write: a .pt2 (AOTInductor package) or a .pt
                          net ran 0.71x TorchScript on 2 cores); an OUT
                          ending in .pt or .pt2 asks for that format
 --layout auto|nchw|cl    a package's input layout [cl on cuda]
+--window N               a temporal model (FILE.py:Class; the filter's
+                         window=N): forward() takes 1xNxCxHxW, N frames in
+                         time order, and returns one frame's output [1]
 
 A package is native code, compiled here and run with the rights of whoever
 runs ffmpeg: ship it only to those who trust you.  Compiling takes from
 half a minute to minutes per size (a C++ compiler is needed).
 
 The contract the filter keeps: forward() takes a 1x3xHxW (or 1x1xHxW)
-float tensor in [0, 1], R, G, B, and returns 1xCx(kH)x(kW) in [0, 1].
+float tensor in [0, 1], R, G, B, and returns 1xCx(kH)x(kW) in [0, 1];
+with --window N it takes 1xNx3xHxW (or 1xNx1xHxW), N frames.
 """
 import argparse
 import copy
@@ -54,7 +58,7 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dnn_package import compile_package  # noqa: E402
+from dnn_package import compile_package, window_like  # noqa: E402
 from dnn_sources import SourceError, load  # noqa: E402
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -75,15 +79,22 @@ def cpu_bf16_units():
     return [f for f in ("amx_bf16", "avx512_bf16") if f in flags]
 
 
+def frames(info, *size, **kw):
+    """The model's input: 1 x C x H x W, or 1 x N x C x H x W (--window)."""
+    window = (info["window"],) if info["window"] > 1 else ()
+    return torch.rand(1, *window, info["channels"], *size, **kw)
+
+
 def bf16_psnr(model, info):
     """PSNR in dB of the model in bf16 against float32, 8-bit output, on a
     smooth test frame with a little noise (the size the model needs)."""
     k = info["multiple_of"]
     side = max(64, info["minimum"]) + (-max(64, info["minimum"])) % k
     gen = torch.Generator().manual_seed(0)
+    small = frames(info, 8, 8, generator=gen)
     x = torch.nn.functional.interpolate(
-        torch.rand(1, info["channels"], 8, 8, generator=gen), size=(side, side),
-        mode="bilinear", align_corners=False)
+        small.flatten(0, -4), size=(side, side), mode="bilinear", align_corners=False)
+    x = x.view(*small.shape[:-2], side, side)
     x = (x + 0.02 * torch.rand(x.shape, generator=gen)).clamp(0, 1)
     with torch.no_grad():
         ref = (model(x).clamp(0, 1) * 255).round()
@@ -151,16 +162,17 @@ def check_size(info, w, h):
 
 
 def dynamic_dims(info):
-    """torch.export dimensions of height and width, multiples of what the
-    architecture needs."""
+    """torch.export dimensions of height and width (the last two), multiples
+    of what the architecture needs."""
     k = info["multiple_of"]
     lo = max(16, info["minimum"])
     lo += (-lo) % k
+    h = 3 if info["window"] > 1 else 2
     if k == 1:
-        return {2: torch.export.Dim("h", min=lo, max=MAX_H),
-                3: torch.export.Dim("w", min=lo, max=MAX_W)}
-    return {2: k * torch.export.Dim("hk", min=lo // k, max=MAX_H // k),
-            3: k * torch.export.Dim("wk", min=lo // k, max=MAX_W // k)}
+        return {h: torch.export.Dim("h", min=lo, max=MAX_H),
+                h + 1: torch.export.Dim("w", min=lo, max=MAX_W)}
+    return {h: k * torch.export.Dim("hk", min=lo // k, max=MAX_H // k),
+            h + 1: k * torch.export.Dim("wk", min=lo // k, max=MAX_W // k)}
 
 
 def pick_format(args):
@@ -190,7 +202,7 @@ def to_torchscript(model, example, info, out):
             ts = torch.jit.trace(model, example, check_trace=False)
         how = "traced"
         side = 192 if info["square"] else 128
-        other = torch.rand(1, example.shape[1], side, 192, dtype=example.dtype,
+        other = torch.rand(*example.shape[:-2], side, 192, dtype=example.dtype,
                            device=example.device)
         with torch.no_grad():
             diff = (ts(other) - model(other)).abs().max().item()
@@ -198,7 +210,7 @@ def to_torchscript(model, example, info, out):
             fail(f"the traced model is wrong at another size (off by {diff:.3g}): this "
                  "architecture needs --format pt2")
     # the backend reads the input channels from this (the filter's formats)
-    ts.save(out, _extra_files={"dnn.input.channels": str(example.shape[1])})
+    ts.save(out, _extra_files={"dnn.input.channels": str(example.shape[-3])})
     return how
 
 
@@ -206,14 +218,15 @@ def export(model, info, args, fmt):
     dtype = DTYPES[args.precision]
     model = model.to(device=args.device, dtype=dtype)
     h, w = 256, 256
-    example = torch.rand(1, info["channels"], h, w, device=args.device, dtype=dtype)
+    example = frames(info, h, w, device=args.device, dtype=dtype)
     if fmt == "torchscript":
         if args.sizes:
             print("  TorchScript takes any size: --sizes are for a .pt2")
         return to_torchscript(model, example, info, args.out)
     cl = args.layout == "cl" or (args.layout == "auto" and args.device == "cuda")
-    if cl:
-        example = example.contiguous(memory_format=torch.channels_last)
+    if cl:  # a window as the filter assembles it: H x W x N x C in memory
+        example = window_like(example) if example.dim() == 5 else \
+            example.contiguous(memory_format=torch.channels_last)
     try:
         meta = compile_package(model, example, dynamic_dims(info), args.out, args.sizes,
                                say=lambda s: print(s, flush=True))
@@ -238,18 +251,22 @@ def main():
     ap.add_argument("--format", choices=["auto", "pt2", "torchscript"], default="auto")
     ap.add_argument("--layout", choices=["auto", "nchw", "cl"], default="auto")
     ap.add_argument("--weights")
+    ap.add_argument("--window", type=int, default=1)
     args = ap.parse_args()
+    if not 1 <= args.window <= 64:
+        fail(f"--window {args.window}: the filter's window is 1 to 64 frames")
     if args.like:
         args.sizes += sizes_of(args.like)
     if args.device == "cuda" and not torch.cuda.is_available():
         fail("--device cuda: PyTorch finds no CUDA device here")
     start = time.time()
     try:
-        model, info = load(args.source, args.weights)
+        model, info = load(args.source, args.weights, args.window)
     except SourceError as e:
         fail(str(e))
     print(f"found {info['architecture']}: x{info['scale']}, {info['channels']} channel"
-          f"{'s' if info['channels'] > 1 else ''}, {info['parameters'] / 1e6:.2f} M parameters")
+          f"{'s' if info['channels'] > 1 else ''}, {info['parameters'] / 1e6:.2f} M parameters"
+          + (f", a window of {args.window} frames" if args.window > 1 else ""))
     if not args.precision:
         args.precision = "fp16" if args.device == "cuda" else cpu_precision(model, info)
     if args.precision == "fp16" and not info.get("fp16", True) or \

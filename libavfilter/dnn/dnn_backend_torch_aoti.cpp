@@ -31,6 +31,13 @@
  * per dimension: 1x3x16..2160x16..3840).  A package without them is
  * refused at load.
  *
+ * A package of a temporal model (the backend's window option) takes 5-D
+ * input, 1 x N x C x H x W with N fixed: 1x5x3x16..2160x16..3840.  Its
+ * nhwc layout is the one the backend's window unit assembles, H x W x N x
+ * C in memory (frames stacked along C are a view); an input of another
+ * window, or 4-D input for it (5-D for a 4-D package), is refused by the
+ * check of every input, so by the backend's probe before the first frame.
+ *
  * A package may hold several models, each compiled for its own input
  * sizes: "model", and those that its metadata names in dnn.models (a
  * comma-separated list, the exporter's models for fixed frame sizes).
@@ -64,7 +71,7 @@ typedef std::unordered_map<std::string, std::string> THMetadata;
 struct THAotiModel {
     std::string name;
     torch::inductor::AOTIModelPackageLoader *loader = NULL;
-    int64_t lo[4], hi[4];           ///< input sizes it takes, per dimension
+    int64_t lo[5], hi[5];           ///< input sizes it takes, per dimension
 };
 
 struct THAoti {
@@ -77,6 +84,7 @@ struct THAoti {
     int index;                      ///< the device it is loaded on
     torch::ScalarType dtype = torch::ScalarType::Undefined; ///< of its input
     int channels_last;              ///< NHWC-strided input: 1, NCHW: 0
+    int dims = 0;                   ///< of its input: 4, or 5 for a window
 };
 
 int ff_dnn_th_aoti_is_package(const char *path)
@@ -103,12 +111,16 @@ int ff_dnn_th_aoti_is_package(const char *path)
     return tail.find(mark) != std::string::npos;
 }
 
-/* "1x3x16..2160x16..3840": a size or MIN..MAX per dimension. */
+/*
+ * "1x3x16..2160x16..3840": a size or MIN..MAX per dimension, 4 of them, or
+ * 5 with a fixed window (1x5x3x16..2160x16..3840).  Returns the count.
+ */
 static int th_parse_shape(THAotiModel *a, const std::string &shape)
 {
     const char *p = shape.c_str();
+    int d;
 
-    for (int d = 0; d < 4; d++) {
+    for (d = 0; d < 5 && *p; d++) {
         int n = 0;
         if (sscanf(p, "%" SCNd64 "..%" SCNd64 "%n", &a->lo[d], &a->hi[d], &n) == 2) {
             p += n;
@@ -118,17 +130,19 @@ static int th_parse_shape(THAotiModel *a, const std::string &shape)
         } else {
             return AVERROR(EINVAL);
         }
-        if (a->lo[d] < 1 || a->hi[d] < a->lo[d] || *p != (d < 3 ? 'x' : '\0'))
+        if (a->lo[d] < 1 || a->hi[d] < a->lo[d] || (*p != 'x' && *p))
             return AVERROR(EINVAL);
-        p++;
+        p += *p == 'x';
     }
-    return 0;
+    if (d < 4 || *p || p[-1] == 'x' || (d == 5 && a->lo[1] != a->hi[1]))
+        return AVERROR(EINVAL);
+    return d;
 }
 
 /*
  * The input a model's metadata describes; an error names the key.  The
- * first model read sets the package's dtype and layout; the others must
- * have the same.
+ * first model read ("model") sets the package's dtype, layout, dimensions
+ * and window; the others must have the same.
  */
 static int th_read_input(THAoti *a, THAotiModel *m, void *log_ctx, THMetadata &meta)
 {
@@ -140,6 +154,7 @@ static int th_read_input(THAoti *a, THAotiModel *m, void *log_ctx, THMetadata &m
     torch::ScalarType type = torch::ScalarType::Undefined;
     int first = a->dtype == torch::ScalarType::Undefined;
     const char *bad = NULL;
+    int dims = 0;
 
     for (const auto &t : types)
         if (dtype == t.name)
@@ -149,17 +164,20 @@ static int th_read_input(THAoti *a, THAotiModel *m, void *log_ctx, THMetadata &m
     else if ((layout != "nhwc" && layout != "nchw") ||
              (!first && (layout == "nhwc") != a->channels_last))
         bad = "dnn.input.layout";
-    else if (th_parse_shape(m, meta["dnn.input.shape"]) < 0)
+    else if ((dims = th_parse_shape(m, meta["dnn.input.shape"])) < 0 ||
+             (!first && dims != a->dims) ||     /* "model", read first, sets N */
+             (dims == 5 && a->models.back().lo[1] != m->lo[1]))
         bad = "dnn.input.shape";
     if (!bad) {
         a->dtype = type;
         a->channels_last = layout == "nhwc";
+        a->dims = dims;
         return 0;
     }
     av_log(log_ctx, AV_LOG_ERROR, "'%s': the metadata of the package's model '%s' has "
            "no valid %s (compile it with aot_inductor.metadata holding dnn.input.dtype, "
-           "dnn.input.layout and dnn.input.shape, the same dtype and layout for every "
-           "model)\n", a->path.c_str(), m->name.c_str(), bad);
+           "dnn.input.layout and dnn.input.shape, the same dtype, layout, dimensions "
+           "and window for every model)\n", a->path.c_str(), m->name.c_str(), bad);
     return AVERROR(EINVAL);
 }
 
@@ -248,11 +266,16 @@ int ff_dnn_th_aoti_load(THAoti **paoti, void *log_ctx, const char *path,
     if (ret < 0 || (ret = th_read_models(a, log_ctx, meta)) < 0)
         return ret;
     th_new_loaders(a);
-    for (const THAotiModel &m : a->models)
+    for (const THAotiModel &m : a->models) {
+        const int h = a->dims - 2, w = a->dims - 1;
+        char window[32] = "";
+        if (a->dims == 5)
+            snprintf(window, sizeof(window), "%" PRId64 "x", m.lo[1]);
         av_log(log_ctx, AV_LOG_VERBOSE, "AOTInductor package for %s, model '%s', input %s, "
-               "1x%" PRId64 "xHxW%s, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
-               a->kind.c_str(), m.name.c_str(), c10::toString(a->dtype), m.lo[1],
-               a->channels_last ? " channels-last" : "", m.lo[2], m.hi[2], m.lo[3], m.hi[3]);
+               "1x%s%" PRId64 "xHxW%s, H %" PRId64 "..%" PRId64 ", W %" PRId64 "..%" PRId64 "\n",
+               a->kind.c_str(), m.name.c_str(), c10::toString(a->dtype), window, m.lo[h - 1],
+               a->channels_last ? " channels-last" : "", m.lo[h], m.hi[h], m.lo[w], m.hi[w]);
+    }
     return 0;
 }
 
@@ -278,10 +301,11 @@ int ff_dnn_th_aoti_channels_last(const THAoti *aoti)
 
 int ff_dnn_th_aoti_channels(const THAoti *aoti)
 {
-    int64_t c = aoti->models[0].lo[1];
+    const int d = aoti->dims - 3;   /* 1 x [N x] C x H x W */
+    int64_t c = aoti->models[0].lo[d];
 
     for (const THAotiModel &m : aoti->models)
-        if (m.lo[1] != c || m.hi[1] != c)
+        if (m.lo[d] != c || m.hi[d] != c)
             return 0;
     return c == 1 || c == 3 ? (int)c : 0;
 }
@@ -303,12 +327,49 @@ int ff_dnn_th_aoti_to_device(THAoti *a, void *log_ctx, const c10::Device &device
 }
 
 /* 1 when the model takes the input's sizes. */
-static int th_takes(const THAotiModel *m, const torch::Tensor &input)
+static int th_takes(const THAoti *a, const THAotiModel *m, const torch::Tensor &input)
 {
-    for (int d = 0; d < 4 && d < input.dim(); d++)
+    if (input.dim() != a->dims)
+        return 0;
+    for (int d = 0; d < a->dims; d++)
         if (input.size(d) < m->lo[d] || input.size(d) > m->hi[d])
             return 0;
     return 1;
+}
+
+/* Why input of another dimension count is not the package's: a window or not. */
+static void th_dims_error(const THAoti *a, const THAotiModel *m, const torch::Tensor &input,
+                          char *msg, size_t size)
+{
+    int dims = (int)input.dim();
+
+    if (a->dims == 5)
+        snprintf(msg, size, "the package takes 5-D input (1 x N x C x H x W, a window "
+                 "of N=%" PRId64 " frames), not %d-D: use window=%" PRId64,
+                 m->lo[1], dims, m->lo[1]);
+    else
+        snprintf(msg, size, "the package takes 4-D input (1 x C x H x W), not %d-D%s",
+                 dims, dims == 5 ? ": it was exported for single frames, without a "
+                 "window (export it again with --window)" : "");
+}
+
+/* Why the size of dimension d of the input is not the model's. */
+static void th_size_error(const THAoti *a, const THAotiModel *m, const torch::Tensor &input,
+                          int d, char *msg, size_t size)
+{
+    const int c = a->dims - 3;      /* 1 x [N x] C x H x W */
+
+    if (d > c)
+        snprintf(msg, size, "the package was exported for %s %" PRId64 "..%" PRId64
+                 " (torch.export's dynamic shapes), not %" PRId64,
+                 d == c + 1 ? "height" : "width", m->lo[d], m->hi[d], input.size(d));
+    else if (d == 1 && c == 2)
+        snprintf(msg, size, "the package was exported for a window of %" PRId64
+                 " frames, not %" PRId64 ": use window=%" PRId64,
+                 m->lo[d], input.size(d), m->lo[d]);
+    else
+        snprintf(msg, size, "the package takes %" PRId64 " %s, not %" PRId64,
+                 m->lo[d], d ? "channels" : "frames", input.size(d));
 }
 
 /* Throws when the input is not what the model was exported for. */
@@ -316,21 +377,14 @@ static void th_check_input(const THAoti *a, const THAotiModel *m, const torch::T
 {
     char msg[256];
 
-    if (input.dim() != 4) {
-        snprintf(msg, sizeof(msg), "the package takes 4-D input (1 x C x H x W), "
-                 "not %d-D", (int)input.dim());
+    if (input.dim() != a->dims) {
+        th_dims_error(a, m, input, msg, sizeof(msg));
         throw std::runtime_error(msg);
     }
-    for (int d = 0; d < 4 && d < input.dim(); d++) {
+    for (int d = 0; d < a->dims; d++) {
         if (input.size(d) >= m->lo[d] && input.size(d) <= m->hi[d])
             continue;
-        if (d >= 2)
-            snprintf(msg, sizeof(msg), "the package was exported for %s %" PRId64
-                     "..%" PRId64 " (torch.export's dynamic shapes), not %" PRId64,
-                     d == 2 ? "height" : "width", m->lo[d], m->hi[d], input.size(d));
-        else
-            snprintf(msg, sizeof(msg), "the package takes %" PRId64 " %s, not %" PRId64,
-                     m->lo[d], d ? "channels" : "frames", input.size(d));
+        th_size_error(a, m, input, d, msg, sizeof(msg));
         throw std::runtime_error(msg);
     }
     if (input.scalar_type() != a->dtype)
@@ -344,14 +398,33 @@ static const THAotiModel *th_pick_model(THAoti *a, const torch::Tensor &input)
     int i = 0, n = (int)a->models.size();
     int64_t key;
 
-    while (i < n - 1 && !th_takes(&a->models[i], input))
+    while (i < n - 1 && !th_takes(a, &a->models[i], input))
         i++;
     th_check_input(a, &a->models[i], input);
-    key = ((int64_t)i << 40) | (input.size(2) << 20) | input.size(3);
+    key = ((int64_t)i << 40) | (input.size(-2) << 20) | input.size(-1);
     if (a->last.exchange(key) != key)
         av_log(a->log_ctx, AV_LOG_VERBOSE, "package model '%s' for %" PRId64 "x%" PRId64 "\n",
-               a->models[i].name.c_str(), input.size(3), input.size(2));
+               a->models[i].name.c_str(), input.size(-1), input.size(-2));
     return &a->models[i];
+}
+
+/*
+ * The input dense in the package's layout: NCHW, NHWC, or for a window
+ * channels-last H x W x N x C, as the window unit assembles it (so it is
+ * passed as it is), and as tools/dnn_package.py exports such a package.
+ */
+static torch::Tensor th_dense(const THAoti *a, const torch::Tensor &input)
+{
+    int64_t n, c, h, w;
+
+    if (a->dims == 4 || !a->channels_last)
+        return input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
+                                                   at::MemoryFormat::Contiguous);
+    n = input.size(1), c = input.size(2), h = input.size(3), w = input.size(4);
+    if (input.strides().vec() == std::vector<int64_t>{ h * w * n * c, c, 1, w * n * c, n * c })
+        return input;
+    return torch::empty({ 1, h, w, n, c }, input.options()).permute({ 0, 3, 4, 1, 2 })
+                .copy_(input);
 }
 
 torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
@@ -363,9 +436,7 @@ torch::Tensor ff_dnn_th_aoti_run(THAoti *a, const torch::Tensor &input)
     if (input.is_cuda())
         stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
                      ->getStream(input.device()).native_handle();
-    out = m->loader->run({ input.contiguous(a->channels_last ? at::MemoryFormat::ChannelsLast :
-                                                               at::MemoryFormat::Contiguous) },
-                         stream);
+    out = m->loader->run({ th_dense(a, input) }, stream);
     if (out.empty())
         throw std::runtime_error("the package returned no tensor");
     return out[0];

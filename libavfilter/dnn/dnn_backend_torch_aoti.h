@@ -56,11 +56,15 @@ torch::ScalarType ff_dnn_th_aoti_dtype(const THAoti *aoti);
 
 /**
  * The layout of the package's input, as its metadata says: 1 NHWC strides
- * (exported from a channels-last input), 0 contiguous NCHW.
+ * (exported from a channels-last input; for a window, 1 x N x C x H x W,
+ * H x W x N x C in memory), 0 contiguous NCHW (or NCHW frames in a row).
  */
 int ff_dnn_th_aoti_channels_last(const THAoti *aoti);
 
-/** The input channels of every model of the package: 1 or 3, else 0. */
+/**
+ * The input channels of every model of the package (C of 1 x C x H x W,
+ * or of 1 x N x C x H x W for a window): 1 or 3, else 0.
+ */
 int ff_dnn_th_aoti_channels(const THAoti *aoti);
 
 /** Load the package again on another device of the same kind (CUDA frames). */
@@ -70,7 +74,8 @@ int ff_dnn_th_aoti_to_device(THAoti *aoti, void *log_ctx, const c10::Device &dev
  * Run the package on one input of its dtype and device (made dense in the
  * package's layout when it is not); on CUDA on the current stream.  Throws,
  * as a TorchScript forward does, with the package's own words for an input
- * it was not exported for.
+ * it was not exported for: another size, or another window (a 5-D input
+ * for a 4-D package, 4-D for a 5-D one, a window of another N).
  */
 torch::Tensor ff_dnn_th_aoti_run(THAoti *aoti, const torch::Tensor &input);
 

@@ -7,9 +7,12 @@ comes out on every machine.  Run as a script to write them:
 
 NAME_pt2 writes NAME.pt2, an AOTInductor package of model NAME (NAME_fp16_pt2:
 compiled for float16 input; NAME_cl_pt2, NAME_fp16_cl_pt2: exported from a
-channels-last input); NAME[_fp16][_cl]_cuda_pt2 writes NAME[_fp16][_cl]_cuda.pt2,
+channels-last input; a temporal model, win_*, takes a window of its n frames,
+or 3: 1 x N x C x H x W); NAME[_fp16][_cl]_cuda_pt2 writes NAME[_fp16][_cl]_cuda.pt2,
 a CUDA package for frames up to 4K (the benchmark's; kept when already there:
 a compile takes about a minute);
+NAME_weights writes NAME_weights.pt, the state dict of model NAME (for
+tools/export-model.py --weights);
 "models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library;
 "models.py --strip-metadata IN.pt2 OUT.pt2" copies it without the
 dnn.input metadata (tools/dnn_package.py) that tells the backend its input.
@@ -30,7 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "tools"))
-from dnn_package import compile_package  # noqa: E402
+from dnn_package import compile_package, window_like  # noqa: E402
 
 
 class Conv(nn.Module):
@@ -384,16 +387,19 @@ def usable_cxx():
 
 def package(name, path, device="cpu", dtype=torch.float32, shapes=None,
             channels_last=False):
+    """Temporal models (win_*) take a window of their n frames (else 3),
+    channels-last in the backend's window layout (H x W x N x C)."""
     usable_cxx()
     shapes = shapes or PACKAGE_SHAPES
     m = module(name).to(device=device, dtype=dtype)
     channels = 1 if name.endswith("1") or name.endswith("y") else 3
+    window = (getattr(m, "n", 3),) if name.startswith("win_") else ()
     h = torch.export.Dim("h", min=shapes["h"][0], max=shapes["h"][1])
     w = torch.export.Dim("w", min=shapes["w"][0], max=shapes["w"][1])
-    x = torch.rand(1, channels, 48, 64, device=device, dtype=dtype)
+    x = torch.rand(1, *window, channels, 48, 64, device=device, dtype=dtype)
     if channels_last:
-        x = x.contiguous(memory_format=torch.channels_last)
-    compile_package(m, x, {2: h, 3: w}, path)
+        x = window_like(x) if window else x.contiguous(memory_format=torch.channels_last)
+    compile_package(m, x, {x.dim() - 2: h, x.dim() - 1: w}, path)
 
 
 def damage(src, dst):
@@ -469,6 +475,9 @@ def main():
         m = re.match(r"(\w+)_export_(\d+)x(\d+)$", name)
         if m:
             write_exported(outdir, m.group(1), int(m.group(2)), int(m.group(3)))
+            continue
+        if name.endswith("_weights"):
+            torch.save(module(name[:-8]).state_dict(), os.path.join(outdir, name + ".pt"))
             continue
         if name.endswith("_cuda_pt2"):
             write_bench_package(outdir, name[:-9])

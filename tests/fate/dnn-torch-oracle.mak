@@ -841,8 +841,66 @@ fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
 $(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the metadata of the package.s model .model. has no valid dnn.input.dtype,nometa.pt2,rgb24,))
 fate-dnn-torch-err-pt2-no-metadata: $(DNNT)/nometa.pt2
 # a window (5-D input) for a package exported for single frames
-$(eval $(call DNNT_ERROR,pt2-window,window probe input 1x3x3x24x32 .window=3: 1 x N x C x H x W.: the package takes 4-D input .1 x C x H x W.$(DNNT_COMMA) not 5-D,conv.pt2,rgb24,:window=3))
+$(eval $(call DNNT_ERROR,pt2-window,window probe input 1x3x3x24x32 .window=3: 1 x N x C x H x W.: the package takes 4-D input .1 x C x H x W.$(DNNT_COMMA) not 5-D: it was exported for single frames,conv.pt2,rgb24,:window=3))
 fate-dnn-torch-err-pt2-window: $(DNNT)/conv.pt2
+
+# Packages of a temporal model (window=3, 5-D input 1 x N x C x H x W):
+# win_conv3 as models.py compiles it (NCHW; and win_conv3y, 1 channel, on
+# the Y plane), and as tools/export-model.py --window 3 exports the module
+# with the same weights, channels-last (H x W x N x C in memory, the
+# window the backend assembles, which the package is handed as it is) and
+# as TorchScript; each against the oracle of the TorchScript test on the
+# same windows (oracle.py --window), center and last, sync and async.  The exporter says what it wrote (the 5-D
+# shape and the layout of the metadata).  A window other than the
+# package's, a 5-D package without a window, and --window with a
+# single-image checkpoint (spandrel's) are one-line errors.
+$(DNNT)/win_conv3_weights.pt: $(SRC_PATH)/tests/dnn/models.py
+	@mkdir -p $(DNNT)
+	$(DNNT_PY)/models.py $(DNNT) win_conv3_weights
+# $(1) the file, $(2) more options of the exporter
+define DNNT_WIN_EXPORT
+$(DNNT)/$(1): $(DNNT)/win_conv3_weights.pt $(DNNT_TOP)/tools/export-model.py
+	$$(DNNT_EXPORT) "$(SRC_PATH)/tests/dnn/models.py:WinConv(n=3)" $$@ --weights $$< \
+	    --window 3 --precision fp32 $(2) > $$@.log
+endef
+$(eval $(call DNNT_WIN_EXPORT,win_export.pt,))
+$(eval $(call DNNT_WIN_EXPORT,win_export_cl.pt2,--layout cl))
+# $(1) test name, $(2) the model file, $(3) the TorchScript model of the
+# oracle, $(4) pixfmt, $(5) anchor, $(6) more options
+define DNNT_WIN_PT2
+$(DNNT)/$(1).ref: $(DNNT)/win-$(4).in $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
+	$(DNNT_PY)/oracle.py --window 3:$(5) $(DNNT)/$(3).pt $(4) \
+	    $(subst x, ,$(DNNT_WIN_SIZE_$(4))) $$< $$@
+fate-dnn-torch-$(1): $(DNNT)/$(2) $(DNNT)/$(1).ref
+fate-dnn-torch-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(DNNT_WIN_SIZE_$(4)) \
+    -i $(TARGET_PATH)/$(DNNT)/win-$(4).in \
+    -vf $(DNNT_OPT)/$(2):window=3:window_anchor=$(5)$(6) -f rawvideo -
+fate-dnn-torch-$(1): CMP = oneoff
+fate-dnn-torch-$(1): CMP_UNIT = u8
+fate-dnn-torch-$(1): FUZZ = 1
+fate-dnn-torch-$(1): REF = $(DNNT)/$(1).ref
+FATE_DNN_TORCH += fate-dnn-torch-$(1)
+endef
+$(eval $(call DNNT_WIN_PT2,win-pt2-conv3-center,win_conv3.pt2,win_conv3,rgb24,center,))
+$(eval $(call DNNT_WIN_PT2,win-pt2-conv3-last-sync,win_conv3.pt2,win_conv3,rgb24,last,:async=0))
+$(eval $(call DNNT_WIN_PT2,win-pt2-export-cl-center,win_export_cl.pt2,win_conv3,rgb24,center,:async=0))
+$(eval $(call DNNT_WIN_PT2,win-pt2-export-cl-last,win_export_cl.pt2,win_conv3,rgb24,last,:nireq=2))
+$(eval $(call DNNT_WIN_PT2,win-export-ts-center,win_export.pt,win_conv3,rgb24,center,))
+$(eval $(call DNNT_WIN_PT2,win-export-ts-last,win_export.pt,win_conv3,rgb24,last,))
+# the Y plane alone: the package's channels (1) are read at dimension 2
+$(eval $(call DNNT_WIN_PT2,win-pt2-conv3y-center-yuv420p,win_conv3y.pt2,win_conv3y,yuv420p,center,))
+fate-dnn-torch-win-export-found: $(DNNT)/win_export.pt $(DNNT)/win_export_cl.pt2
+fate-dnn-torch-win-export-found: CMD = $(DNNT_PY)/expect_output.py \
+    "found WinConv .models.py.: x1$(DNNT_COMMA) 3 channels.*a window of 3 frames" \
+    "wrote .*win_export_cl.pt2: pt2 for cpu$(DNNT_COMMA) fp32$(DNNT_COMMA) a dynamic one .1x3x3x16..2160x16..3840.$(DNNT_COMMA) nhwc" \
+    "wrote .*win_export.pt: torchscript for cpu$(DNNT_COMMA) fp32" \
+    -- cat $(TARGET_PATH)/$(DNNT)/win_export_cl.pt2.log $(TARGET_PATH)/$(DNNT)/win_export.pt.log
+fate-dnn-torch-win-export-found: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-win-export-found
+$(eval $(call DNNT_ERROR,pt2-win-mismatch,window probe input 1x5x3x24x32 .window=5: 1 x N x C x H x W.: the package was exported for a window of 3 frames$(DNNT_COMMA) not 5: use window=3,win_conv3.pt2,rgb24,:window=5:window_anchor=last))
+fate-dnn-torch-err-pt2-win-mismatch: $(DNNT)/win_conv3.pt2
+$(eval $(call DNNT_ERROR,pt2-win-none,3x32x24 probe input: the package takes 5-D input .1 x N x C x H x W$(DNNT_COMMA) a window of N=3 frames.$(DNNT_COMMA) not 4-D: use window=3,win_conv3.pt2,rgb24,))
+fate-dnn-torch-err-pt2-win-none: $(DNNT)/win_conv3.pt2
 
 # tools/export-model.py on checkpoints of four spandrel families (small
 # configurations, seeded random weights, tests/dnn/spandrel_models.py):
@@ -953,7 +1011,8 @@ FATE_DNN_TORCH += fate-dnn-torch-export-like
 # What the exporter refuses, in one line, with a non-zero status, no
 # signal and no file written: a checkpoint of no known architecture, a
 # truncated one, a pickle that would run code, a size the package cannot
-# take, a model torch.export cannot export.
+# take, a model torch.export cannot export, --window for a single-image
+# architecture.
 # $(1) test, $(2) regex, $(3) source and options
 define DNNT_SP_ERR
 fate-dnn-torch-export-err-$(1): $(DNNT_SP)/stamp
@@ -968,6 +1027,7 @@ $(eval $(call DNNT_SP_ERR,truncated,"truncated.pth: cannot read it as a checkpoi
 $(eval $(call DNNT_SP_ERR,pickle,"pickle.pth: not a plain checkpoint .*only weights are loaded",$(TARGET_PATH)/$(DNNT_SP)/pickle.pth))
 $(eval $(call DNNT_SP_ERR,size,"4000x2000 is above the largest frame",$(TARGET_PATH)/$(DNNT_SP)/compact.pth --sizes 4000x2000))
 $(eval $(call DNNT_SP_ERR,export,"torch.export could not export SPAN for any frame size .*--format torchscript may work",$(TARGET_PATH)/$(DNNT_SP)/span.safetensors))
+$(eval $(call DNNT_SP_ERR,window,"window 3: RealESRGAN Compact takes single images$(DNNT_COMMA) not a window of frames",$(TARGET_PATH)/$(DNNT_SP)/compact.pth --window 3))
 
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
