@@ -24,7 +24,7 @@
 #include "libavutil/hwcontext.h"
 #include "libavutil/hwcontext_cuda_internal.h"
 #include "libavutil/mem.h"
-#if CONFIG_CUDA_NVCC || CONFIG_CUDA_LLVM
+#if CONFIG_LIBTORCH_CUDA_KERNELS
 #include "libavfilter/cuda/load_helper.h"
 #endif
 #include "dnn_backend_torch_cudactx.h"
@@ -44,7 +44,7 @@ struct THCudaCtx {
     int kernels;            ///< 0 not loaded yet, 1 loaded, < 0 unusable
 };
 
-#if CONFIG_CUDA_NVCC || CONFIG_CUDA_LLVM
+#if CONFIG_LIBTORCH_CUDA_KERNELS
 extern const unsigned char ff_dnn_backend_torch_kernels_ptx_data[];
 extern const unsigned int ff_dnn_backend_torch_kernels_ptx_len;
 
