@@ -1451,9 +1451,8 @@ static void th_find_channels(THModel *th_model, const std::string &declared)
     if (th_model->aoti) {
         from = "the package's metadata";
         channels = ff_dnn_th_aoti_channels(th_model->aoti);
-    } else if (declared.empty() && th_model->ctx->torch_option.window > 1) {
-        channels = 0;   /* its first weight sees one frame, or all of them */
-    } else if (declared.empty()) {
+    } else if (declared.empty() && th_model->ctx->torch_option.window <= 1) {
+        /* with a window, the first weight sees one frame, or all of them */
         from = "its first 4-D weight";
         for (const torch::Tensor &w : th_model->jit_model->parameters()) {
             if (w.dim() == 4 && w.is_floating_point()) {

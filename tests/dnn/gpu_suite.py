@@ -921,10 +921,7 @@ def run_export(s):
     float32 through the CPU path; fp16 costs a few LSB."""
     pkg, weights = s.path("export_compact.pt2"), s.path("compact_weights.pt")
     if not os.path.exists(pkg):
-        torch.save(models.module("compact").state_dict(), weights)
-        p = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools",
-                            "export-model.py"), os.path.join(HERE, "models.py") + ":Compact",
-                            pkg, "--weights", weights, "--device", "cuda", "--sizes", "64x48"],
+        p = subprocess.run(models.export_cmd("compact", pkg, weights, 64, 48),
                            capture_output=True, text=True)
         s.check("export-cuda-default", p.returncode == 0 and
                 "pt2 for cuda, fp16" in p.stdout, (p.stdout + p.stderr).strip()[-300:])

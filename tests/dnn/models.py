@@ -447,20 +447,24 @@ def write_bench_package(outdir, base):
     os.rename(tmp, path)
 
 
-def write_exported(outdir, name, width, height):
-    """NAME as tools/export-model.py writes it for CUDA from a module and its
-    weights, with its defaults (fp16, .pt2) and a model for WIDTHxHEIGHT
-    beside the dynamic one: what a user who follows README runs."""
-    path = os.path.join(outdir, "%s_export_%dx%d.pt2" % (name, width, height))
-    if os.path.exists(path):
-        return
-    weights = os.path.join(outdir, name + "_weights.pt")
+def export_cmd(name, out, weights, width, height):
+    """The command that exports NAME as a user who follows README does:
+    tools/export-model.py on the module and its seeded weights (saved to
+    WEIGHTS), with the CUDA defaults (fp16, .pt2) and a model for
+    WIDTHxHEIGHT beside the dynamic one."""
     torch.save(module(name).state_dict(), weights)
     here = os.path.dirname(os.path.realpath(__file__))
-    subprocess.run([sys.executable, os.path.join(here, "..", "..", "tools", "export-model.py"),
-                    "%s:%s" % (os.path.join(here, "models.py"), MODULES[name].__name__),
-                    path, "--weights", weights, "--device", "cuda",
-                    "--sizes", "%dx%d" % (width, height)], check=True)
+    return [sys.executable, os.path.join(here, "..", "..", "tools", "export-model.py"),
+            "%s:%s" % (os.path.join(here, "models.py"), MODULES[name].__name__),
+            out, "--weights", weights, "--device", "cuda", "--sizes", "%dx%d" % (width, height)]
+
+
+def write_exported(outdir, name, width, height):
+    """NAME_export_WIDTHxHEIGHT.pt2 by export_cmd(), kept if there."""
+    path = os.path.join(outdir, "%s_export_%dx%d.pt2" % (name, width, height))
+    if not os.path.exists(path):
+        subprocess.run(export_cmd(name, path, os.path.join(outdir, name + "_weights.pt"),
+                                  width, height), check=True)
 
 
 def main():
