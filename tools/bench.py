@@ -59,8 +59,12 @@ class Scenario:
     channels_last: int = -1     # the torch option; -1 is its default (auto)
     eager: bool = False         # also PyTorch eager in Python (tools/bench/eager.py)
     heap: bool = True           # count heap allocations per frame
-    exported: bool = False      # the model as tools/export-model.py writes it for CUDA
-                                # (fp16 .pt2, a model for this frame size and a dynamic one)
+    exported: bool = False      # the model as tools/export-model.py writes it for the
+                                # device with its defaults (CUDA: an fp16 .pt2, a model
+                                # for export_size and a dynamic one; CPU: TorchScript)
+    export_size: str = ""       # WxH the package names ("": the frame size); another
+                                # size than the frame's runs its dynamic model
+    window: int = 1             # the torch option window: a temporal model (win_*)
     package: str = ""           # "fp32"/"fp16": a CUDA AOTInductor package (.pt2) of the
                                 # model, compiled in that dtype (exported from a
                                 # channels-last input with channels_last=1), not TorchScript
@@ -70,14 +74,16 @@ class Scenario:
         half = "_fp16" if self.package == "fp16" else ""
         cl = "_cl" if self.channels_last == 1 else ""
         if self.exported:
-            return f"{self.model}_export_{self.width}x{self.height}.pt2"
+            size = self.export_size or f"{self.width}x{self.height}"
+            dev = "" if self.device == "cuda" else "_" + self.device
+            return f"{self.model}_export{dev}_{size}." + ("pt2" if self.device == "cuda" else "pt")
         return f"{self.model}{half}{cl}_cuda.pt2" if self.package else self.model + ".pt"
 
     @property
     def model_name(self):
         """What tests/dnn/models.py is asked for: NAME, or NAME[_fp16][_cl]_cuda_pt2."""
         if self.exported:
-            return self.model_file[:-4]
+            return os.path.splitext(self.model_file)[0]
         return self.model_file[:-4] + "_pt2" if self.package else self.model
 
     @property
@@ -89,6 +95,8 @@ class Scenario:
         prec += f" pt2 {self.package}" if self.package else ""
         prec += " cl" if self.package and self.channels_last == 1 else ""
         prec += " exported" if self.exported else ""
+        prec += f" for {self.export_size}" if self.export_size else ""
+        prec += f" window={self.window}" if self.window > 1 else ""
         return f"{self.model} {self.width}x{self.height} {where}{prec} async={self.async_}"
 
 
@@ -131,6 +139,9 @@ def user_models(gpu):
     PyTorch eager; no heap counts (the model's own tensors dominate)."""
     big = dict(eager=True, heap=False)
     out = [Scenario("compact", 320, 180, async_=a, **big) for a in (1, 0)]
+    # what tools/export-model.py writes for the CPU (its defaults) beside the
+    # TorchScript rows below
+    out.append(Scenario("compact", 240, 136, builds=("ours",), exported=True, heap=False))
     # bf16 on the CPU (its bf16 units: avx512_bf16, amx_bf16), fp32 beside it
     for w, h in ((240, 136), (480, 270)):
         for p in ("bf16", "fp32"):
@@ -145,6 +156,24 @@ def user_models(gpu):
         # size, beside torch.compile of the same module in the same run
         out.append(Scenario("compact", 960, 540, "cuda", "cuda", ("ours",),
                             precision="fp16", exported=True, **big))
+        # a size the package names no model for: its dynamic model
+        out.append(Scenario("compact", 1280, 720, "cuda", "cuda", ("ours",),
+                            precision="fp16", exported=True, export_size="960x540", **big))
+        # the published ESRGAN shape (64 features, 4x; 6 RRDBs), 360p -> 1440p:
+        # TorchScript, the package for the size, another size
+        for exp, size in ((False, ""), (True, ""), (True, "640x360")):
+            out.append(Scenario("rrdb6", 800 if size else 640, 448 if size else 360,
+                                "cuda", "cuda", ("ours",), precision="fp16",
+                                exported=exp, export_size=size, **big))
+        # a 5-frame denoiser of FastDVDnet's size against its forward alone
+        # on a resident window (the limit column); a parameter-free window
+        # model against a one-frame model of no cost: what a window adds
+        # (each frame is converted once)
+        out.append(Scenario("win_denoise", 1920, 1080, "cuda", "cuda", ("ours",),
+                            precision="fp16", window=5, heap=False))
+        for m, n in (("win_pick2", 5), ("invert", 1)):
+            out.append(Scenario(m, 1920, 1080, "cuda", "cuda", ("ours",), precision="fp16",
+                                window=n, heap=False))
         # decode to inference: a 540p clip, so that the output (4K) and the
         # model's work match the CUDA frames row
         out.append(Scenario("compact", 960, 540, "cuda", "nvdec", ("ours",),
@@ -176,6 +205,8 @@ def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
             opts += f":precision={sc.precision}"
         if sc.channels_last >= 0:
             opts += f":channels_last={sc.channels_last}"
+        if sc.window > 1:
+            opts += f":window={sc.window}"
         chain.append("dnn_processing=" + opts)
     return [ffmpeg, "-hide_banner", "-v", "error", "-nostats",
             "-progress", "pipe:1", "-stats_period", str(PERIOD), *pre, *src,
@@ -334,6 +365,9 @@ def held_run(cmd, args, gpu):
 
 
 def limit_contender(sc, model, args, gpu):
+    if sc.window > 1:
+        # a window model's bound: its forward alone on a resident window
+        return eager_contender(sc, args, gpu)
     # the model alone in the backend's precision and layout (channels-last on CUDA)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
            "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
@@ -357,12 +391,14 @@ def limit_contender(sc, model, args, gpu):
 def eager_contender(sc, args, gpu, compiled=False):
     """PyTorch eager in Python (or torch.compile'd), the same model, precision,
     device and layout, from a uint8 rgb frame on the model's device
-    (tools/bench/eager.py); no heap count."""
+    (tools/bench/eager.py); no heap count.  A window model runs on a
+    resident window of converted frames: its forward alone."""
     cmd = [args.python, args.eager, sc.model, str(sc.width), str(sc.height),
            "--device", sc.device, "--dtype", sc.precision or "fp32",
            "--cl", {-1: "auto", 0: "0", 1: "1"}[sc.channels_last],
            "--seconds", str(args.seconds), "--models", args.models, "--hold"]
     cmd += ["--compile"] if compiled else []
+    cmd += ["--window", str(sc.window)] if sc.window > 1 else []
     return (lambda: held_run(cmd, args, gpu)), (lambda n, env: None)
 
 
@@ -519,8 +555,8 @@ def markdown(head, results):
         ms_s = (fmt_fps(ms) if "master" in b else
                 "not built" if "master" in r.get("wanted", ()) else "n/a")
         d = 1 if lim.get("fps", 10) >= 10 else 2
-        lim_s = (f"{lim['fps']:.{d}f} ({lim['forward_fps']:.{d}f})"
-                 if "fps" in lim else "failed")
+        lim_s = ("failed" if "fps" not in lim else f"{lim['fps']:.{d}f}" +
+                 (f" ({lim['forward_fps']:.{d}f})" if lim.get("forward_fps") else ""))
         notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
                  if v.get("reason")]
         if r["frames"] == "nvdec" and r["source_fps"] and lim.get("fps"):

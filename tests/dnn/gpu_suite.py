@@ -48,6 +48,12 @@ class Suite:
     def model(self, name):
         return os.path.join(self.dir, name + ".pt")
 
+    def models(self, *names):
+        """Write the models of tests/dnn/models.py that are not there yet."""
+        for name in names:
+            if not os.path.exists(self.model(name)):
+                models.build(name).save(self.model(name))
+
     def path(self, name):
         return os.path.join(self.dir, name)
 
@@ -289,17 +295,19 @@ def compare_yuv(s, name, sw, w, h, a, b, tol=2):
                 worst[0], worst[1], worst[2], fmt.depth, tol * scale))
 
 
-def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=False):
+def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=False,
+             opts=""):
     """inp through the CPU path and through the GPU path, compared; decoded:
-    inp gives CUDA frames (NVDEC), else CPU frames that are uploaded."""
+    inp gives CUDA frames (NVDEC), else CPU frames that are uploaded; opts:
+    the filter's options after the model, on both paths."""
     ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
     rc1, e1 = s.ff(inp + ["-vf", ("hwdownload,format=%s," % sw if decoded else "") +
-                          yuv_cpu_chain(s.model(model), sw, spc, rng, loc, channels),
+                          yuv_cpu_chain(s.model(model) + opts, sw, spc, rng, loc, channels),
                           "-f", "rawvideo", "-pix_fmt", sw, ref])
     up = "" if decoded else "hwupload,"
     dev = [] if decoded else ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
     rc2, e2 = s.ff(dev + inp + ["-vf", "%sdnn_processing=dnn_backend=torch:model=%s,"
-                                "hwdownload,format=%s" % (up, s.model(model), sw),
+                                "hwdownload,format=%s" % (up, s.model(model) + opts, sw),
                                 "-f", "rawvideo", "-pix_fmt", sw, out])
     if rc1 or rc2:
         last = (e2 if rc2 else e1).strip().splitlines()[-1:]
@@ -400,13 +408,14 @@ NVDEC_CLIPS = [("mpeg2video", "1920x1080", "bt709", "tv", ("conv", "conv1", "sr2
                ("mjpeg", "718x478", "smpte170m", "pc", ("conv",))]
 
 
-def nvdec_clip(s, codec, size, spc, rng):
-    clip = s.path("clip-%s-%s-%s.mkv" % (codec, size, spc))
+def nvdec_clip(s, codec, size, spc, rng, frames=5):
+    clip = s.path("clip-%s-%s-%s%s.mkv" % (codec, size, spc,
+                                          "" if frames == 5 else "-%d" % frames))
     if not os.path.exists(clip):
         w, h = size.split("x")
         enc = ["-c:v", codec, "-q:v", "3"] + (["-pix_fmt", "yuvj420p"] if codec == "mjpeg"
                                               else ["-pix_fmt", "yuv420p"])
-        s.ff(["-f", "lavfi", "-i", "testsrc2=s=%s:r=25" % size, "-frames:v", "5",
+        s.ff(["-f", "lavfi", "-i", "testsrc2=s=%s:r=25" % size, "-frames:v", str(frames),
               "-vf", "scale=iw/4:ih/4,scale=%s:%s:flags=bilinear,"
               "scale=out_color_matrix=%s:out_range=%s" % (w, h, spc, rng),
               "-colorspace", spc, "-color_range", rng] + enc + [clip])
@@ -614,9 +623,12 @@ def run_host_copies(s):
         return
     clip = nvdec_clip(s, "mpeg2video", "1920x1080", "bt709", "tv")
     frame = 1920 * 1080 * 3 // 2
+    s.models("win_conv5")
     for name, vf, want_copies in (
             ("nvdec-no-host-copy", "dnn_processing=dnn_backend=torch:model=%s"
              % s.model("conv"), False),
+            ("nvdec-window5-no-host-copy", "dnn_processing=dnn_backend=torch:model=%s:"
+             "window=5" % s.model("win_conv5"), False),
             ("nvdec-host-copy-control", "dnn_processing=dnn_backend=torch:model=%s,"
              "hwdownload,format=nv12" % s.model("conv"), True)):
         log = s.path(name + ".log")
@@ -712,7 +724,10 @@ def run_sanitizer(s):
     cases = [("ownctx", False, "rgb0", "conv"), ("primary", True, "rgb0", "conv"),
              ("nv12-conv", False, "nv12", "conv"), ("nv12-sr2y", False, "nv12", "sr2y"),
              ("fp16", False, "rgb0", "conv:precision=fp16"),
-             ("fp16-nv12", False, "nv12", "conv:precision=fp16")]
+             ("fp16-nv12", False, "nv12", "conv:precision=fp16"),
+             ("window5", False, "rgb0", "win_conv5:window=5:async=1:nireq=2"),
+             ("window3-nv12-y", False, "nv12", "win_conv3y:window=3:window_anchor=last")]
+    s.models("win_conv5", "win_conv3y")
     for case in cases:
         memcheck(s, *case)
 
@@ -951,10 +966,9 @@ def run_window(s):
     """Temporal models (window=3, center and last): rgb0 CUDA frames
     (hwupload) through a conv net over the stacked frames, and the Y plane
     of nv12 CUDA frames through its 1-channel twin, against the CPU path on
-    the same 7 frames (the edges repeated alike), sync and async."""
-    for name in ("win_conv3", "win_conv3y"):
-        if not os.path.exists(s.model(name)):
-            models.build(name).save(s.model(name))
+    the same 7 frames (the edges repeated alike), sync and async; then
+    window=5 on NVDEC frames and a CUDA .pt2 window package."""
+    s.models("win_conv3", "win_conv3y", "win_conv5", "win_conv5y")
     w, h = 158, 118
     s.source(w, h, frames=7)
     dev = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
@@ -973,6 +987,43 @@ def run_window(s):
                               "-f", "rawvideo", "-pix_fmt", "nv12", out])
         compare_yuv(s, "window-nv12-y-%s" % anchor, "nv12", w, h, ref,
                     out if rc == 0 else None, 1)
+    window_nvdec(s)
+    window_package(s, w, h)
+
+
+def window_nvdec(s):
+    """window=5 on NVDEC frames (9 frames of 1080p MPEG-2): the 3-channel net
+    (RGB made on the GPU) and its Y-plane twin, against hwdownload and the
+    CPU path, async with two requests."""
+    clip = nvdec_clip(s, "mpeg2video", "1920x1080", "bt709", "tv", frames=9)
+    loc = probe_chroma_location(s, clip)
+    dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
+    for model, channels in (("win_conv5", 3), ("win_conv5y", 1)):
+        yuv_pair(s, "window5-nvdec-%s" % model, dec, "nv12", 1920, 1080, model, channels,
+                 None, None, loc, decoded=True, opts=":window=5:async=1:nireq=2")
+
+
+def window_package(s, w, h):
+    """tools/export-model.py --window 3 --device cuda (fp16, channels-last,
+    the dynamic model alone): rgb0 CUDA frames against the TorchScript net on
+    the CPU path; fp16 costs a few LSB."""
+    pkg, weights = s.path("export_win_conv3.pt2"), s.path("win_conv3_weights.pt")
+    if not os.path.exists(pkg):
+        torch.save(models.module("win_conv3").state_dict(), weights)
+        p = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "tools",
+                                                         "export-model.py"),
+                            os.path.join(HERE, "models.py") + ":WinConv(n=3)", pkg,
+                            "--weights", weights, "--device", "cuda", "--window", "3"],
+                           capture_output=True, text=True)
+        s.check("window-export-cuda", p.returncode == 0,
+                (p.stdout + p.stderr).strip()[-300:])
+        if p.returncode:
+            return
+    if not os.path.exists(s.model("export_win_conv3")):
+        os.symlink(pkg, s.model("export_win_conv3"))
+    ref = s.cpu_frames("win_conv3", "rgb24", w, h, ":window=3")[0]
+    out = s.cuda_path("export_win_conv3", "rgb0", w, h, False, ":window=3:async=1")[0]
+    s.compare("window-pt2-cuda-rgb0-vs-cpu", ref, out, 3)
 
 
 GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "export",

@@ -18,7 +18,7 @@ tools/export-model.py --weights);
 dnn.input metadata (tools/dnn_package.py) that tells the backend its input.
 
 Without names it writes the test models (NAMES); the benchmarks' larger
-models (compact, rrdb) are written when named.  module(NAME) gives the same
+models (compact, rrdb, rrdb6, win_denoise) are written when named.  module(NAME) gives the same
 model as a Python module, for running it in PyTorch itself.
 """
 
@@ -241,6 +241,14 @@ class RRDBNet(nn.Module):
         return self.last(F.leaky_relu(self.hr(f), 0.2))
 
 
+class RRDB6(RRDBNet):
+    """The published ESRGAN shape at 4x (64 features, growth 32), with 6
+    RRDBs where the published model has 23."""
+
+    def __init__(self):
+        super().__init__(feats=64, growth=32, rrdbs=6, steps=2)
+
+
 # Temporal models: the input is 1 x N x C x H x W, N frames in time order;
 # the output is the output of one frame, 1 x C x H x W.
 
@@ -294,6 +302,54 @@ class WinConv(nn.Module):
         return x[:, self.n // 2] + 0.25 * torch.tanh(y)
 
 
+def conv_relu(cin, cout, stride=1):
+    return [nn.Conv2d(cin, cout, 3, stride=stride, padding=1), nn.ReLU()]
+
+
+class DenBlock(nn.Module):
+    """Three frames (stacked along C) to one, after FastDVDnet's denoising
+    block: a small U-Net of 32, 64 and 128 features (two stride-2 convs
+    down, two pixel shuffles up, skips added), returning the middle frame
+    less the estimated noise.  The sides must be multiples of 4."""
+
+    def __init__(self, channels=3):
+        super().__init__()
+        self.inc = nn.Sequential(*conv_relu(3 * channels, 32), *conv_relu(32, 32))
+        self.down0 = nn.Sequential(*conv_relu(32, 64, 2), *conv_relu(64, 64))
+        self.down1 = nn.Sequential(*conv_relu(64, 128, 2),
+                                   *[m for _ in range(4) for m in conv_relu(128, 128)])
+        self.up1 = nn.Sequential(nn.Conv2d(128, 64 * 4, 3, padding=1), nn.PixelShuffle(2))
+        self.up0 = nn.Sequential(*conv_relu(64, 64), *conv_relu(64, 64),
+                                 nn.Conv2d(64, 32 * 4, 3, padding=1),
+                                 nn.PixelShuffle(2))
+        self.out = nn.Sequential(*conv_relu(32, 32), nn.Conv2d(32, channels, 3, padding=1))
+
+    def forward(self, x, mid):
+        x0 = self.inc(x)
+        x1 = self.down0(x0)
+        x1 = self.up0(x1 + self.up1(self.down1(x1)))
+        return mid - self.out(x0 + x1)
+
+
+class WinDenoise(nn.Module):
+    """A 5-frame video denoiser of FastDVDnet's size and shape (2.4 M
+    parameters, FastDVDnet's 2.5 M): one block on each three consecutive frames, a second block
+    on the three results."""
+
+    def __init__(self, channels=3):
+        super().__init__()
+        self.n = 5
+        self.stage1 = DenBlock(channels)
+        self.stage2 = DenBlock(channels)
+
+    def forward(self, x):
+        b, n, c, h, w = x.shape
+        y0 = self.stage1(x[:, 0:3].reshape(b, 3 * c, h, w), x[:, 1])
+        y1 = self.stage1(x[:, 1:4].reshape(b, 3 * c, h, w), x[:, 2])
+        y2 = self.stage1(x[:, 2:5].reshape(b, 3 * c, h, w), x[:, 3])
+        return self.stage2(torch.cat([y0, y1, y2], 1), y1)
+
+
 class WinOut5D(nn.Module):
     """Returns its window as it is: 5-D."""
 
@@ -336,12 +392,15 @@ MODULES = {
     "win_conv3": lambda: WinConv(3),
     "win_conv5": lambda: WinConv(5),
     "win_conv3y": lambda: WinConv(3, channels=1),
+    "win_conv5y": lambda: WinConv(5, channels=1),
     "win_out5d": WinOut5D,
     "win_frames": WinFrames,
     # the benchmarks' models of the size users run (seeded random weights:
     # the same cost as trained ones)
     "compact": Compact,
     "rrdb": RRDBNet,
+    "rrdb6": RRDB6,
+    "win_denoise": WinDenoise,
 }
 
 
@@ -365,7 +424,8 @@ NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",
          "nan_inf", "raise_late", "raise_white", "batch_first", "out3d",
          "out1ch", "win_pick0", "win_pick1", "win_pick2", "win_pick4",
-         "win_crop0", "win_mean", "win_conv3", "win_conv5", "win_conv3y", "win_out5d",
+         "win_crop0", "win_mean", "win_conv3", "win_conv5", "win_conv3y", "win_conv5y",
+         "win_out5d",
          "win_frames"]
 
 
@@ -447,24 +507,28 @@ def write_bench_package(outdir, base):
     os.rename(tmp, path)
 
 
-def export_cmd(name, out, weights, width, height):
+def export_cmd(name, out, weights, width, height, device="cuda"):
     """The command that exports NAME as a user who follows README does:
     tools/export-model.py on the module and its seeded weights (saved to
-    WEIGHTS), with the CUDA defaults (fp16, .pt2) and a model for
-    WIDTHxHEIGHT beside the dynamic one."""
+    WEIGHTS), with the defaults for device (CUDA: fp16, a .pt2 with a
+    model for WIDTHxHEIGHT beside the dynamic one)."""
     torch.save(module(name).state_dict(), weights)
     here = os.path.dirname(os.path.realpath(__file__))
     return [sys.executable, os.path.join(here, "..", "..", "tools", "export-model.py"),
             "%s:%s" % (os.path.join(here, "models.py"), MODULES[name].__name__),
-            out, "--weights", weights, "--device", "cuda", "--sizes", "%dx%d" % (width, height)]
+            out, "--weights", weights, "--device", device,
+            "--sizes", "%dx%d" % (width, height)]
 
 
-def write_exported(outdir, name, width, height):
-    """NAME_export_WIDTHxHEIGHT.pt2 by export_cmd(), kept if there."""
-    path = os.path.join(outdir, "%s_export_%dx%d.pt2" % (name, width, height))
+def write_exported(outdir, name, device, width, height):
+    """NAME_export[_cpu]_WIDTHxHEIGHT.pt2 (.pt on the CPU) by export_cmd(),
+    kept if there."""
+    base = "%s_export%s_%dx%d" % (name, "" if device == "cuda" else "_" + device,
+                                   width, height)
+    path = os.path.join(outdir, base + (".pt2" if device == "cuda" else ".pt"))
     if not os.path.exists(path):
         subprocess.run(export_cmd(name, path, os.path.join(outdir, name + "_weights.pt"),
-                                  width, height), check=True)
+                                  width, height, device), check=True)
 
 
 def main():
@@ -476,9 +540,10 @@ def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
     for name in sys.argv[2:] or NAMES:
-        m = re.match(r"(\w+)_export_(\d+)x(\d+)$", name)
+        m = re.match(r"(\w+?)_export(_cpu)?_(\d+)x(\d+)$", name)
         if m:
-            write_exported(outdir, m.group(1), int(m.group(2)), int(m.group(3)))
+            write_exported(outdir, m.group(1), "cpu" if m.group(2) else "cuda",
+                           int(m.group(3)), int(m.group(4)))
             continue
         if name.endswith("_weights"):
             torch.save(module(name[:-8]).state_dict(), os.path.join(outdir, name + ".pt"))

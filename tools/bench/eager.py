@@ -15,6 +15,12 @@ Prints "warm" once warmed up, then one JSON line; with --hold it then waits
 for a line on stdin (so that the caller can read the GPU's memory while the
 model is loaded).
 
+With --window N (a temporal model of tests/dnn/models.py, win_*) the
+input is a window of N frames already converted and resident (in the
+backend's window layout, channels-last unless --cl 0): each step is the
+forward alone and the output's conversion, the bound a window model can
+reach in the filter.
+
 With --compile the model is torch.compile'd (default mode) first: the
 other anchor, what a user would pick instead of the filter.  The layout
 is the filter's default (channels-last, auto) unless --cl says otherwise.
@@ -55,6 +61,19 @@ def frame_step(model, frame, dtype, cl):
     return y[0].permute(1, 2, 0).contiguous()
 
 
+def window_step(model, window):
+    """One window already converted: the forward and the output's conversion."""
+    y = (model(window).clamp(0, 1) * 255).round().to(torch.uint8)
+    return y[0].permute(1, 2, 0).contiguous()
+
+
+def resident_window(n, width, height, dev, dtype, cl):
+    """1 x n x 3 x H x W in [0, 1], laid out as the backend lays out a window."""
+    from dnn_package import window_like
+    x = torch.rand(1, n, 3, height, width, device=dev).to(dtype)
+    return window_like(x) if cl else x
+
+
 def timed(dev, n, step):
     """Seconds that n steps take, synchronized at both ends."""
     sync(dev)
@@ -87,6 +106,8 @@ def main():
     ap.add_argument("--cl", default="auto", choices=["auto", "0", "1"],
                     help="channels-last weights and input (auto: on, as the filter)")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
+    ap.add_argument("--window", type=int, default=1,
+                    help="a temporal model: the forward on a resident window of N frames")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--hold", action="store_true")
     ap.add_argument("--models", default=os.path.join(here, "..", "..", "tests", "dnn",
@@ -104,14 +125,18 @@ def main():
     frame = torch.randint(0, 256, (args.height, args.width, 3), dtype=torch.uint8,
                           device=dev)
     out = []
+    if args.window > 1:
+        sys.path.insert(0, os.path.join(here, ".."))
+        window = resident_window(args.window, args.width, args.height, dev, dtype, cl)
     with torch.inference_mode():
         def step():
-            out[:] = [frame_step(model, frame, dtype, cl)]
+            out[:] = [window_step(model, window) if args.window > 1 else
+                      frame_step(model, frame, dtype, cl)]
         step()
         print("warm", flush=True)
         res = measure(dev, step, args.seconds, 10 if dev.type == "cuda" or args.compile else 1)
     res.update(out=[out[0].shape[1], out[0].shape[0]], dtype=args.dtype, cl=int(cl),
-               compiled=args.compile,
+               compiled=args.compile, window=args.window,
                threads=torch.get_num_threads(), torch=torch.__version__,
                cudnn_benchmark=torch.backends.cudnn.benchmark,
                cudnn_tf32=torch.backends.cudnn.allow_tf32)
