@@ -90,9 +90,13 @@ def compile_model(model, example, dims, meta, say=print):
     """torch.export and AOTInductor of one model: its files for package_aoti."""
     start = time.time()
     ep = torch.export.export(model, (example,), dynamic_shapes=(dims,) if dims else None)
-    files = torch._inductor.aot_compile(
-        ep.module(), (example,),
-        options={"aot_inductor.package": True, "aot_inductor.metadata": meta})
+    options = {"aot_inductor.package": True, "aot_inductor.metadata": meta}
+    if dims:
+        # Inductor leaves convolutions' layout alone when sizes are dynamic
+        # (torch/_inductor/graph.py, decide_layout_opt); forced, the dynamic
+        # compact net ran 384 fps at 960x540 on an H200 instead of 262
+        options["force_layout_optimization"] = True
+    files = torch._inductor.aot_compile(ep.module(), (example,), options=options)
     say("  compiled %s in %.0f s" % (meta["dnn.input.shape"], time.time() - start))
     return files
 
