@@ -736,7 +736,8 @@ fate-dnn-torch-help-window: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help-window
 
 # The patch series (tools/make-series.sh): it must rebuild the prepared tree
-# exactly and apply with git am to pristine FFmpeg.  DNNT_TOP and
+# exactly and apply with git am to pristine FFmpeg; its author and its
+# MAINTAINERS entry are the git identity's, and with none it is an error.  DNNT_TOP and
 # DNNT_TARBALL come from the project's Makefile; without them, no test.
 ifneq ($(DNNT_TOP),)
 fate-dnn-torch-series: CMD = sh $(DNNT_TOP)/tools/series-test.sh $(DNNT_TARBALL) \
