@@ -1030,6 +1030,16 @@ $(eval $(call DNNT_SP_ERR,size,"4000x2000 is above the largest frame",$(TARGET_P
 $(eval $(call DNNT_SP_ERR,export,"torch.export could not export SPAN for any frame size .*--format torchscript may work",$(TARGET_PATH)/$(DNNT_SP)/span.safetensors))
 $(eval $(call DNNT_SP_ERR,window,"window 3: RealESRGAN Compact takes single images$(DNNT_COMMA) not a window of frames",$(TARGET_PATH)/$(DNNT_SP)/compact.pth --window 3))
 
+# --enable-libtorch-cuda: ffmpeg needs libtorch_cuda (its load registers
+# LibTorch's CUDA kernels) under FFmpeg's --as-needed with no linker
+# option, as the CUDA unit names a symbol of it (ff_dnn_th_cuda_log_device).
+ifeq ($(CONFIG_LIBTORCH_CUDA),yes)
+fate-dnn-torch-link-torch-cuda: CMD = $(DNNT_PY)/expect_output.py \
+    "NEEDED.*\[libtorch_cuda\.so\]" -- readelf -d $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF)
+fate-dnn-torch-link-torch-cuda: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-link-torch-cuda
+endif
+
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
 fate-dnn-torch: $(FATE_DNN_TORCH)
