@@ -91,7 +91,7 @@ $(NOPY)/python3:
 	@ln -sf python3 $(NOPY)/python
 
 check: ffmpeg-build $(NOPY)/python3
-	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-* $(OBJ)/tests/data/fate/ffmpeg-reinit-drain*
+	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-* $(OBJ)/tests/data/fate/ffmpeg-reinit*
 	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
 	-+@PATH="$(NOPY):$(PATH)" CCACHE_NOHASHDIR=1 $(MAKE) -C $(OBJ) -k -j$(JOBS) \
 	    fate-dnn-torch-samples SAMPLES=$(SAMPLES_DIR)
@@ -100,9 +100,9 @@ check: ffmpeg-build $(NOPY)/python3
 	@tools/fate-summary.sh $(OBJ) dnn-torch
 
 check-gpu: ffmpeg-build
-	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-* $(OBJ)/tests/data/fate/ffmpeg-reinit-drain*
+	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-* $(OBJ)/tests/data/fate/ffmpeg-reinit*
 	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
-	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch fate-ffmpeg-reinit-drain \
+	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch fate-ffmpeg-reinit fate-ffmpeg-reinit-drain \
 	    SAMPLES=$(SAMPLES_DIR) TORCH_PYTHON=$(PYTHON) \
 	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL) DNNT_MASTER=$(MASTER_TARBALL)
 	@tools/fate-summary.sh $(OBJ) dnn-torch > $(BUILD)/check-cpu.txt || true

@@ -24,14 +24,14 @@ tree=$(cd "$tree" && pwd)
 case $work in /*) ;; *) work=$PWD/$work ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 
-# The author is the user's git identity (the one who sends the series);
-# fixed dates: the same tree and author give the same patches.
+# The author is the user's git identity (the one who sends the series and
+# whom the MAINTAINERS entry names); without one there is no series, as
+# any name put in its place would be sent as if it were someone's.
+# Fixed dates: the same tree and author give the same patches.
 GIT_AUTHOR_NAME=$(git -C "$top" config user.name || true)
 GIT_AUTHOR_EMAIL=$(git -C "$top" config user.email || true)
-if [ -z "$GIT_AUTHOR_NAME" ] || [ -z "$GIT_AUTHOR_EMAIL" ]; then
-    echo "make-series: no git identity (git config user.name, user.email): the patches name no real author" >&2
-    GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-unknown} GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-unknown@invalid}
-fi
+[ -n "$GIT_AUTHOR_NAME" ] && [ -n "$GIT_AUTHOR_EMAIL" ] ||
+    die "no git identity: set git config user.name and user.email (the patches' author and the MAINTAINERS entry)"
 export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME"
 export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
@@ -126,9 +126,10 @@ stage_files() {
 }
 
 # A MAINTAINERS line for our files under upstream's "dnn" entry, naming
-# the series' author (its git identity: the one who answers for it).
+# the series' author (its git identity: the one who answers for it), with
+# the address to copy in upstream's form for it, "Name (CC <address>)".
 add_maintainer() {
-    awk -v line="$(printf '  %-38s%s' "$1" "$GIT_AUTHOR_NAME")" \
+    awk -v line="$(printf '  %-38s%s (CC <%s>)' "$1" "$GIT_AUTHOR_NAME" "$GIT_AUTHOR_EMAIL")" \
         '{ print } /^dnn  / { print line; n++ } END { exit n != 1 }' \
         "$work/MAINTAINERS" > "$work/MAINTAINERS.new" ||
         die "no single dnn entry in MAINTAINERS"

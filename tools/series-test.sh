@@ -20,8 +20,32 @@ if [ "$tree" = - ]; then
     "$top/tools/prepare-tree.sh" "$tree" "$tarball" >/dev/null ||
         die "cannot prepare a $UPSTREAM tree"
 fi
-"$top/tools/make-series.sh" "$tarball" "$tree" "$work/make" "$work/series" >/dev/null ||
+# The author and the MAINTAINERS entry are the git identity's: a test one
+# here, given as git's command-line configuration (above any file's).  With
+# none, make-series stops with one line before it writes anything.
+as() {
+    name=$1 email=$2
+    shift 2
+    GIT_CONFIG_COUNT=2 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=$name \
+    GIT_CONFIG_KEY_1=user.email GIT_CONFIG_VALUE_1=$email "$@"
+}
+rm -rf "$work/series"
+if err=$(as "" "" "$top/tools/make-series.sh" "$tarball" "$tree" "$work/make" \
+         "$work/series" 2>&1 >/dev/null); then
+    die "make-series wrote a series with no git identity"
+fi
+[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && [ ! -d "$work/series" ] &&
+    case $err in *"no git identity"*) ;; *) false ;; esac ||
+    die "with no git identity, make-series said: $err"
+as "Series Test" series-test@localhost \
+    "$top/tools/make-series.sh" "$tarball" "$tree" "$work/make" "$work/series" >/dev/null ||
     die "make-series failed"
+noauthor=$(grep -L -x 'From: Series Test <series-test@localhost>' \
+           "$work"/series/*.patch "$work"/series-*/*.patch || true)
+[ -z "$noauthor" ] || die "not by the git identity: $noauthor"
+grep -q -x '+  dnn/dnn_backend_torch\* *Series Test (CC <series-test@localhost>)' \
+     "$work"/series/*-MAINTAINERS-*.patch ||
+    die "no MAINTAINERS entry naming the git identity"
 patches=$(ls "$work"/series/*.patch | grep -v /0000-cover-letter.patch)
 grep -q '^Subject: \[PATCH 00/' "$work/series/0000-cover-letter.patch" &&
     ! grep -q '\*\*\* .* HERE \*\*\*' "$work/series/0000-cover-letter.patch" ||

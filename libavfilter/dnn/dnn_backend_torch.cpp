@@ -1361,6 +1361,7 @@ static int th_parse_device(DnnContext *ctx, THModel *th_model)
         ret = th_check_cuda(ctx, label, index);
         if (ret < 0)
             return ret;
+        ff_dnn_th_cuda_log_device(ctx, index);
         device.set_index((c10::DeviceIndex)index);
     } else if (device.is_xpu()) {
         if (!at::hasXPU()) {

@@ -32,6 +32,7 @@
  * reads memory of FFmpeg's context on the same device directly.
  */
 
+#include <ATen/cuda/CUDAContextLight.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -222,6 +223,20 @@ void ff_dnn_th_cuda_uninit(THCuda **pcuda)
     delete (*pcuda)->cached;
     ff_dnn_th_cudactx_uninit(&(*pcuda)->ctx);
     av_freep(pcuda);
+}
+
+void ff_dnn_th_cuda_log_device(void *log_ctx, int device_index)
+{
+    try {
+        const cudaDeviceProp *prop =
+            at::cuda::getDeviceProperties((c10::DeviceIndex)device_index);
+        av_log(log_ctx, AV_LOG_VERBOSE, "cuda:%d is %s (compute capability "
+               "%d.%d, %zu MiB)\n", device_index, prop->name, prop->major,
+               prop->minor, prop->totalGlobalMem >> 20);
+    } catch (const std::exception &e) {
+        av_log(log_ctx, AV_LOG_WARNING, "cannot read the properties of "
+               "cuda:%d: %s\n", device_index, e.what());
+    }
 }
 
 enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda)

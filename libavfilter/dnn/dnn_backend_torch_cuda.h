@@ -78,6 +78,14 @@ int ff_dnn_th_cuda_init(THCuda **cuda, void *log_ctx, const AVFilterLink *inlink
 
 void ff_dnn_th_cuda_uninit(THCuda **cuda);
 
+/**
+ * Say at verbose level which GPU the model runs on.  It reads LibTorch's
+ * at::cuda device properties, of libtorch_cuda: FFmpeg's one reference to
+ * that library, so that --as-needed links keep it (its load registers
+ * LibTorch's CUDA kernels) with no linker option.
+ */
+void ff_dnn_th_cuda_log_device(void *log_ctx, int device_index);
+
 /** sw_format of the frames; the output frames have the same. */
 enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda);
 
@@ -152,6 +160,10 @@ static inline int ff_dnn_th_cuda_init(THCuda **, void *log_ctx, const AVFilterLi
 }
 
 static inline void ff_dnn_th_cuda_uninit(THCuda **)
+{
+}
+
+static inline void ff_dnn_th_cuda_log_device(void *, int)
 {
 }
 

@@ -437,11 +437,12 @@ def run_nvdec(s):
 
 
 # A stream that changes size mid-way, which also gives it a new hardware
-# frames context: ffmpeg builds a new filter graph and drains the old one
-# first (patches/fftools-ffmpeg_filter-drain-on-reinit.patch).  Parts of
-# two sizes are joined by the concat demuxer (A, B, A: two changes); with
-# the default options (async) and with four requests, every frame must come
-# out, each equal to the same frame through the same chain alone.
+# frames context: ffmpeg builds a new filter graph and, with -reinit_drain 1
+# (patches/fftools-ffmpeg_filter-drain-on-reinit.patch), drains the old one
+# first.  Parts of two sizes are joined by the concat demuxer (A, B, A: two
+# changes); with the filter's default options (async) and with four
+# requests, every frame must come out, each equal to the same frame through
+# the same chain alone.
 JOIN_MODELS = (("conv", 1), ("sr2", 2))         # (model, output scale)
 JOIN_OPTIONS = (("default", ""), ("nireq4", ":nireq=4"))
 
@@ -486,8 +487,8 @@ def join_check(s, tag, sw, scale, parts, joined, alone):
 
 def join_pair(s, tag, pre, parts, fps, vf, sw, scale):
     """parts joined and each alone through pre + -i INPUT + vf, compared."""
-    inputs = [("joined", ["-f", "concat", "-safe", "0", "-i",
-                          concat_list(s, tag, parts, fps)])]
+    inputs = [("joined", ["-reinit_drain", "1", "-f", "concat", "-safe", "0",
+                          "-i", concat_list(s, tag, parts, fps)])]
     inputs += [("alone%d" % i, ["-i", p[0]]) for i, p in enumerate(parts)]
     outs = []
     for name, inp in inputs:

@@ -152,20 +152,23 @@ FATE_DNN_TORCH += fate-dnn-torch-invert-vs-negate-rgb24
 # is a raw file; the stream is read two ways: PNGs through image2, and
 # three NUT clips of PNG frames joined by the concat demuxer.
 #
-# By default ffmpeg builds a new filter graph at each change and drains
-# the old one first (patches/fftools-ffmpeg_filter-drain-on-reinit.patch),
-# so every frame comes out: sync output against the oracle (all 15
-# frames), and async with 1, 2, 4 and 8 requests (on the CPU as many
-# forwards side by side, ending in any order) and with the default options
-# must give the same framecrc as sync.  With -reinit_filter 0 the graph is
-# kept, its output link keeps the first size, and the model's output for
-# the second size is a one-line error (DNNT_RESIZE_KEPT, below).
+# ffmpeg builds a new filter graph at each change; with -reinit_drain 1
+# (patches/fftools-ffmpeg_filter-drain-on-reinit.patch; off by default, as
+# in upstream's ffmpeg) it drains the old one first, so every frame comes
+# out: sync output against the oracle (all 15 frames), and async with 1,
+# 2, 4 and 8 requests (on the CPU as many forwards side by side, ending in
+# any order) and with the filter's default options must give the same
+# framecrc as sync.  With -reinit_filter 0 the graph is kept, its output
+# link keeps the first size, and the model's output for the second size is
+# a one-line error (DNNT_RESIZE_KEPT, below).
+DNNT_DRAIN         = -reinit_drain 1
 DNNT_RESIZE_VF     = format=rgb24,$(DNNT_OPT)/conv.pt
-DNNT_RESIZE_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+DNNT_RESIZE_png    = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
     -vf $(DNNT_RESIZE_VF)
-DNNT_RESIZE_concat = -f concat -i $(TARGET_PATH)/$(DNNT)/resize/clips.ffconcat \
+DNNT_RESIZE_reinit = $(DNNT_DRAIN) $(DNNT_RESIZE_png)
+DNNT_RESIZE_concat = $(DNNT_DRAIN) -f concat -i $(TARGET_PATH)/$(DNNT)/resize/clips.ffconcat \
     -vf $(DNNT_RESIZE_VF)
-DNNT_RESIZE_inline = -reinit_filter 0 $(DNNT_RESIZE_reinit)
+DNNT_RESIZE_inline = -reinit_filter 0 $(DNNT_RESIZE_png)
 
 # $(1) part, $(2) size, $(3) its first frame in testsrc2, $(4) pixfmt
 define DNNT_RESIZE_PART
@@ -280,9 +283,10 @@ $(DNNT)/resize-gray.ref: $(DNNT)/resize-gray/stamp $(DNNT)/models.stamp $(SRC_PA
 	$(DNNT_PY)/oracle.py $(DNNT)/conv1.pt gray8 64 48 $(DNNT)/resize-gray-c.in $@.c
 	cat $@.a $@.b $@.c > $@
 	@rm -f $@.a $@.b $@.c
-DNNT_RESIZE_gray_reinit = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize-gray/%03d.png \
+DNNT_RESIZE_gray_png    = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize-gray/%03d.png \
     -vf format=gray,$(DNNT_OPT)/conv1.pt
-DNNT_RESIZE_gray_inline = -reinit_filter 0 $(DNNT_RESIZE_gray_reinit)
+DNNT_RESIZE_gray_reinit = $(DNNT_DRAIN) $(DNNT_RESIZE_gray_png)
+DNNT_RESIZE_gray_inline = -reinit_filter 0 $(DNNT_RESIZE_gray_png)
 $(eval $(call DNNT_RESIZE_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),,resize-gray.ref,default))
 $(eval $(call DNNT_BATCH_TESTS,resize-gray-reinit,$(DNNT_RESIZE_gray_reinit),))
 $(eval $(call DNNT_RESIZE_KEPT,resize-kept,$(DNNT_RESIZE_inline),:async=0))
@@ -308,7 +312,7 @@ $(DNNT)/pixfmt.ref: $(DNNT)/pixfmt/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/
 	$(DNNT_PY)/oracle.py $(DNNT)/invert.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
 	cat $@.a $@.b $@.c > $@
 	@rm -f $@.a $@.g $@.b $@.c
-DNNT_PIXFMT = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/pixfmt/%03d.png \
+DNNT_PIXFMT = $(DNNT_DRAIN) -framerate 5 -i $(TARGET_PATH)/$(DNNT)/pixfmt/%03d.png \
     -vf $(DNNT_OPT)/invert.pt
 $(eval $(call DNNT_RESIZE_TESTS,pixfmt,$(DNNT_PIXFMT),$(DNNT_COMMA)scale$(DNNT_COMMA)format=rgb24,pixfmt.ref,default))
 
@@ -691,15 +695,16 @@ $(eval $(call DNNT_WIN_PTS_TEST,center-nireq3,win_pick2.pt:window=5:async=1:nire
 $(eval $(call DNNT_WIN_PTS_TEST,last-nireq2,win_pick2.pt:window=3:window_anchor=last:async=1:nireq=2))
 
 # A stream that changes size twice (the resize stream above): ffmpeg drains
-# the graph at each change, each part is a stream of its own with its own
-# edges repeated; sync against the oracle run on each part, async as sync.
+# the graph at each change (-reinit_drain 1), each part is a stream of its
+# own with its own edges repeated; sync against the oracle run on each
+# part, async as sync.
 $(DNNT)/resize-win.ref: $(DNNT)/resize/stamp $(DNNT)/models.stamp $(SRC_PATH)/tests/dnn/oracle.py
 	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_conv3.pt rgb24 64 48 $(DNNT)/resize-a.in $@.a
 	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_conv3.pt rgb24 80 56 $(DNNT)/resize-b.in $@.b
 	$(DNNT_PY)/oracle.py --window 3:center $(DNNT)/win_conv3.pt rgb24 64 48 $(DNNT)/resize-c.in $@.c
 	cat $@.a $@.b $@.c > $@
 	@rm -f $@.a $@.b $@.c
-DNNT_RESIZE_WIN = -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
+DNNT_RESIZE_WIN = $(DNNT_DRAIN) -framerate 5 -i $(TARGET_PATH)/$(DNNT)/resize/%03d.png \
     -vf format=rgb24,$(DNNT_OPT)/win_conv3.pt:window=3
 $(eval $(call DNNT_RESIZE_TESTS,resize-win,$(DNNT_RESIZE_WIN),,resize-win.ref,))
 
@@ -736,7 +741,8 @@ fate-dnn-torch-help-window: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-help-window
 
 # The patch series (tools/make-series.sh): it must rebuild the prepared tree
-# exactly and apply with git am to pristine FFmpeg.  DNNT_TOP and
+# exactly and apply with git am to pristine FFmpeg; its author and its
+# MAINTAINERS entry are the git identity's, and with none it is an error.  DNNT_TOP and
 # DNNT_TARBALL come from the project's Makefile; without them, no test.
 ifneq ($(DNNT_TOP),)
 fate-dnn-torch-series: CMD = sh $(DNNT_TOP)/tools/series-test.sh $(DNNT_TARBALL) \
@@ -1029,15 +1035,25 @@ $(eval $(call DNNT_SP_ERR,size,"4000x2000 is above the largest frame",$(TARGET_P
 $(eval $(call DNNT_SP_ERR,export,"torch.export could not export SPAN for any frame size .*--format torchscript may work",$(TARGET_PATH)/$(DNNT_SP)/span.safetensors))
 $(eval $(call DNNT_SP_ERR,window,"window 3: RealESRGAN Compact takes single images$(DNNT_COMMA) not a window of frames",$(TARGET_PATH)/$(DNNT_SP)/compact.pth --window 3))
 
+# --enable-libtorch-cuda: ffmpeg needs libtorch_cuda (its load registers
+# LibTorch's CUDA kernels) under FFmpeg's --as-needed with no linker
+# option, as the CUDA unit names a symbol of it (ff_dnn_th_cuda_log_device).
+ifeq ($(CONFIG_LIBTORCH_CUDA),yes)
+fate-dnn-torch-link-torch-cuda: CMD = $(DNNT_PY)/expect_output.py \
+    "NEEDED.*\[libtorch_cuda\.so\]" -- readelf -d $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF)
+fate-dnn-torch-link-torch-cuda: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-link-torch-cuda
+endif
+
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
 
 fate-dnn-torch: $(FATE_DNN_TORCH)
 fate-dnn-torch-oracle: $(FATE_DNN_TORCH)
 # the series' own tests: its FATE tests, and the fftools patch's
-fate-dnn-torch-samples: $(FATE_DNN_TORCH-yes) fate-ffmpeg-reinit-drain
+fate-dnn-torch-samples: $(FATE_DNN_TORCH-yes) fate-ffmpeg-reinit fate-ffmpeg-reinit-drain
 fate-dnn-torch-list:
 	@mkdir -p tests/data
-	@printf '%s\n' $(FATE_DNN_TORCH-yes) fate-ffmpeg-reinit-drain $(FATE_DNN_TORCH) \
+	@printf '%s\n' $(FATE_DNN_TORCH-yes) fate-ffmpeg-reinit fate-ffmpeg-reinit-drain $(FATE_DNN_TORCH) \
 	    > tests/data/fate-dnn-torch.list
 
 # Leak check under valgrind (make check-valgrind; slow, so not in
@@ -1100,9 +1116,9 @@ fate-dnn-torch-valgrind-api: CMD = $(DNNT_VG) $(TARGET_PATH)/$(DNNT_API_G) \
 fate-dnn-torch-valgrind-api: CMP = null
 FATE_DNN_TORCH_VALGRIND += fate-dnn-torch-valgrind-api
 
-# A stream that changes size twice, async: ffmpeg drains and frees the old
-# graph at each change (with requests in flight until the drain), and the
-# last one at the end.
+# A stream that changes size twice, async: ffmpeg drains (-reinit_drain 1)
+# and frees the old graph at each change (with requests in flight until
+# the drain), and the last one at the end.
 fate-dnn-torch-valgrind-reinit: $(DNNT)/resize/stamp
 fate-dnn-torch-valgrind-reinit: CMD = $(DNNT_VG_FFMPEG) \
     $(DNNT_RESIZE_reinit):async=1:nireq=2 -f null -
