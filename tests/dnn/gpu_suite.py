@@ -964,7 +964,7 @@ def run_export(s):
 
 
 def run_window(s):
-    """Temporal models (window=3, center and last): rgb0 CUDA frames
+    """Temporal models (window=3 and 5, center and last): rgb0 CUDA frames
     (hwupload) through a conv net over the stacked frames, and the Y plane
     of nv12 CUDA frames through its 1-channel twin, against the CPU path on
     the same 7 frames (the edges repeated alike), sync and async; then
@@ -973,20 +973,21 @@ def run_window(s):
     w, h = 158, 118
     s.source(w, h, frames=7)
     dev = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
-    for anchor in ("center", "last"):
-        opts = ":window=3:window_anchor=" + anchor
-        ref = s.cpu_frames("win_conv3", "rgb24", w, h, opts)[0]
-        for tag, mode in (("sync", ":async=0"), ("async-nireq2", ":async=1:nireq=2")):
-            out = s.cuda_path("win_conv3", "rgb0", w, h, False, opts + mode)[0]
-            s.compare("window-rgb0-%s-%s" % (anchor, tag), ref, out, 1)
-        ref = s.cpu_frames("win_conv3y", "nv12", w, h, opts, out_fmt="nv12")[0]
-        out = s.path("window-nv12-%s.out" % anchor)
+    for n, anchor in ((3, "center"), (3, "last"), (5, "center"), (5, "last")):
+        opts = ":window=%d:window_anchor=%s" % (n, anchor)
+        net, tag = "win_conv%d" % n, "%s%s" % (anchor, "" if n == 3 else "-n5")
+        ref = s.cpu_frames(net, "rgb24", w, h, opts)[0]
+        for sub, mode in (("sync", ":async=0"), ("async-nireq2", ":async=1:nireq=2")):
+            out = s.cuda_path(net, "rgb0", w, h, False, opts + mode)[0]
+            s.compare("window-rgb0-%s-%s" % (tag, sub), ref, out, 1)
+        ref = s.cpu_frames(net + "y", "nv12", w, h, opts, out_fmt="nv12")[0]
+        out = s.path("window-nv12-%s.out" % tag)
         rc, err = s.ff(dev + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h),
                               "-i", s.source(w, h), "-vf",
                               "format=nv12,hwupload,dnn_processing=dnn_backend=torch:"
-                              "model=%s%s,hwdownload,format=nv12" % (s.model("win_conv3y"), opts),
+                              "model=%s%s,hwdownload,format=nv12" % (s.model(net + "y"), opts),
                               "-f", "rawvideo", "-pix_fmt", "nv12", out])
-        compare_yuv(s, "window-nv12-y-%s" % anchor, "nv12", w, h, ref,
+        compare_yuv(s, "window-nv12-y-%s" % tag, "nv12", w, h, ref,
                     out if rc == 0 else None, 1)
     window_nvdec(s)
     window_package(s, w, h)
