@@ -146,6 +146,28 @@ int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o)
     return ret;
 }
 
+/*
+ * The ordinal of the frames' device, which LibTorch's device index is: a
+ * CUdevice is a handle, found again among the devices by ordinal.
+ */
+static int device_ordinal(THCudaCtx *c, CUdevice dev, int *index)
+{
+    CUdevice d;
+    int n = 0, ret = CHECK_CU(c->cu->cuDeviceGetCount(&n));
+
+    for (int i = 0; ret >= 0 && i < n; i++) {
+        ret = CHECK_CU(c->cu->cuDeviceGet(&d, i));
+        if (ret >= 0 && d == dev) {
+            *index = i;
+            return 0;
+        }
+    }
+    if (ret >= 0)
+        av_log(c->log_ctx, AV_LOG_ERROR, "the frames' CUDA device is none of the "
+               "%d devices of this process\n", n);
+    return ret < 0 ? ret : AVERROR(ENODEV);
+}
+
 int ff_dnn_th_cudactx_init(THCudaCtx **pc, void *log_ctx, AVBufferRef *frames_ref,
                            int *device_index, int *primary)
 {
@@ -176,9 +198,8 @@ int ff_dnn_th_cudactx_init(THCudaCtx **pc, void *log_ctx, AVBufferRef *frames_re
     if (ret < 0)
         return ret;
 
-    *device_index = c->hwctx->internal->cuda_device;
-    *primary      = c->primary_ctx == c->hwctx->cuda_ctx;
-    return 0;
+    *primary = c->primary_ctx == c->hwctx->cuda_ctx;
+    return device_ordinal(c, c->hwctx->internal->cuda_device, device_index);
 }
 
 void ff_dnn_th_cudactx_uninit(THCudaCtx **pc)
