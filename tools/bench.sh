@@ -11,6 +11,7 @@ out=${1:-$top/build/bench}
 : "${LIBTORCH:?LIBTORCH is not set: run ./configure and make bench}"
 : "${BASELINE:?BASELINE (upstream ffmpeg) is not set: run make bench}"
 mkdir -p "$out"
+out=$(cd "$out" && pwd)   # the farm bench works in a folder of its own
 cd "$top"
 
 # newer(SRC, OUT): OUT is missing or older than SRC
