@@ -46,12 +46,12 @@
  */
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 extern "C" {
 #include "libavutil/error.h"
 #include "libavutil/log.h"
-#include "libavutil/macros.h"
 }
 
 #include "dnn_backend_torch_aoti.h"
@@ -59,7 +59,6 @@ extern "C" {
 #include <cinttypes>
 #include <cstdio>
 #include <atomic>
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -89,26 +88,16 @@ struct THAoti {
 
 int ff_dnn_th_aoti_is_package(const char *path)
 {
-    static const char mark[] = "/data/aotinductor/";
-    char head[4] = { 0 };
-    std::string tail;
-    FILE *f = fopen(path, "rb");
-    long size;
-
-    if (!f)
-        return 0;
-    if (fread(head, 1, 4, f) != 4 || memcmp(head, "PK\3\4", 4) ||
-        fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0) {
-        fclose(f);
-        return 0;
+    /* TorchScript files are zip archives too: a package has AOTInductor's records */
+    try {
+        caffe2::serialize::PyTorchStreamReader reader(path);
+        for (const std::string &name : reader.getAllRecords())
+            if (name.rfind("data/aotinductor/", 0) == 0)
+                return 1;
+    } catch (const std::exception &) {
+        /* not an archive: the TorchScript loader says what it is */
     }
-    /* the zip's central directory, at the end, names every record */
-    tail.resize(FFMIN(size, 1L << 20));
-    if (fseek(f, size - (long)tail.size(), SEEK_SET) ||
-        fread(&tail[0], 1, tail.size(), f) != tail.size())
-        tail.clear();
-    fclose(f);
-    return tail.find(mark) != std::string::npos;
+    return 0;
 }
 
 /*

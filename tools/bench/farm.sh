@@ -3,8 +3,9 @@
 # (tools/slurm-local.sh) against one ffmpeg over the whole input, the same
 # work: the same frames through the same model, encoded the same way.
 #
-#   tools/bench/farm.sh OUT BINDIR MODEL [PARTS]
+#   [FARM_SECONDS=S] [FARM_SIZE=WxH] tools/bench/farm.sh OUT BINDIR MODEL [PARTS]
 #
+# The input: S seconds (8) of WxH (128x72) at 25 fps.
 # Measured in one run, in this order: the single process (the filter with
 # its default threads: every core); split; the parts run by xargs, as many
 # at once as there are cores, one thread each (the work of the tasks
@@ -22,7 +23,7 @@ export FFMPEG=$bin/ffmpeg FFPROBE=$bin/ffprobe
 FF="$FFMPEG -nostdin -hide_banner -v error"
 FARM=$tools/farm.sh
 FILTER=format=rgb24,dnn_processing=dnn_backend=torch:model=$model
-secs=8 size=128x72 cores=$(nproc)
+secs=${FARM_SECONDS:-8} size=${FARM_SIZE:-128x72} cores=$(nproc)
 
 now() { date +%s.%N; }
 since() { echo "$(now) $1" | awk '{ printf "%.2f", $1 - $2 }'; }
