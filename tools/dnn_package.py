@@ -91,10 +91,12 @@ def compile_model(model, example, dims, meta, say=print):
     start = time.time()
     ep = torch.export.export(model, (example,), dynamic_shapes=(dims,) if dims else None)
     options = {"aot_inductor.package": True, "aot_inductor.metadata": meta}
-    if dims:
+    if dims and example.dim() == 4:
         # Inductor leaves convolutions' layout alone when sizes are dynamic
         # (torch/_inductor/graph.py, decide_layout_opt); forced, the dynamic
-        # compact net ran 384 fps at 960x540 on an H200 instead of 262
+        # compact net ran 384 fps at 960x540 on an H200 instead of 262.  Not
+        # for windows (5-D): a CUDA window package compiled so on 720p failed
+        # there (Inductor's autotuning could not build a Triton launcher)
         options["force_layout_optimization"] = True
     files = torch._inductor.aot_compile(ep.module(), (example,), options=options)
     say("  compiled %s in %.0f s" % (meta["dnn.input.shape"], time.time() - start))
