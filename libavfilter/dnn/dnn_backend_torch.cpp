@@ -68,6 +68,7 @@ extern "C" {
 }
 
 #include "dnn_backend_torch_aoti.h"
+#include "dnn_backend_torch_cpu.h"
 #include "dnn_backend_torch_cuda.h"
 #include "dnn_backend_torch_window.h"
 
@@ -325,79 +326,19 @@ static int th_check_output(void *log_ctx, const torch::Tensor &out, int format,
     return 0;
 }
 
-/* x / 255 in the model's dtype, built once per type, thread-safe. */
-template <typename T> struct THLut {
-    T v[256];
-    THLut() { for (int i = 0; i < 256; i++) v[i] = T(i / 255.0f); }
-};
-
-/*
- * 8-bit packed or gray plane -> the model's input, in one pass on the CPU:
- * the model always sees R, G, B.  cs and xs are the input's channel and
- * column strides (planar or channels-last).
- */
-template <typename T>
-static void th_u8_to_input(const AVFrame *in, int channels, T *dst, int64_t cs, int64_t xs)
-{
-    static const THLut<T> lut;
-
-    for (int c = 0; c < channels; c++) {
-        int off = th_frame_channel(in->format, c);
-        for (int y = 0; y < in->height; y++) {
-            const uint8_t *row = in->data[0] + (ptrdiff_t)y * in->linesize[0] + off;
-            T *d = dst + c * cs + (int64_t)y * in->width * xs;
-            for (int x = 0; x < in->width; x++)
-                d[x * xs] = lut.v[row[x * channels]];
-        }
-    }
-}
-
-static void th_fill_cpu(const AVFrame *in, int channels, torch::Tensor &input)
-{
-    const int64_t cs = input.stride(1), xs = input.stride(3);
-
-    switch (input.scalar_type()) {
-    case torch::kHalf:
-        th_u8_to_input(in, channels, input.data_ptr<at::Half>(), cs, xs);
-        break;
-    case torch::kBFloat16:
-        th_u8_to_input(in, channels, input.data_ptr<at::BFloat16>(), cs, xs);
-        break;
-    default:
-        th_u8_to_input(in, channels, input.data_ptr<float>(), cs, xs);
-        break;
-    }
-}
-
-/*
- * Planar float -> 8-bit packed or gray plane: values out of [0, 1] are
- * clamped (NaN gives 0), then rounded to nearest.
- */
-
-static void th_planar_to_u8(const float *src, int channels, AVFrame *out)
-{
-    const int64_t plane = (int64_t)out->width * out->height;
-
-    for (int c = 0; c < channels; c++) {
-        int off = th_frame_channel(out->format, c);
-        const float *s = src + c * plane;
-        for (int y = 0; y < out->height; y++) {
-            uint8_t *row = out->data[0] + (ptrdiff_t)y * out->linesize[0] + off;
-            for (int x = 0; x < out->width; x++) {
-                float v = s[x] * 255.0f;
-                v = v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f;
-                row[x * channels] = (uint8_t)lrintf(v);
-            }
-            s += out->width;
-        }
-    }
-}
-
-/* Byte of model channel c in a pixel of a CPU frame, for each c (CUDA). */
+/* Byte of model channel c in a pixel of a CPU frame, for each c. */
 static void th_frame_bytes(int format, int channels, int *byte)
 {
     for (int c = 0; c < channels; c++)
         byte[c] = th_frame_channel(format, c);
+}
+
+static void th_fill_cpu(const AVFrame *in, int channels, const torch::Tensor &input)
+{
+    int byte[3];
+
+    th_frame_bytes(in->format, channels, byte);
+    ff_dnn_th_cpu_frame_to_input(in, channels, byte, input);
 }
 
 /* A CPU frame for a model on CUDA: page-locked, on the request's stream. */
@@ -586,14 +527,10 @@ static int infer_completion_callback(THInferRequest *request)
             dst.copy_(y[0].permute({ 1, 2, 0 }));
             return 0;
         }
-        if (y.device().is_cpu()) {
-            f = y[0];
-            if (f.scalar_type() != torch::kFloat32 || !f.is_contiguous()) {
-                f = th_grow(request->out_store, (int64_t)channels * height * width,
-                            torch::kFloat32, y.device()).view({ channels, height, width });
-                f.copy_(y[0]);
-            }
-            th_planar_to_u8(f.data_ptr<float>(), channels, out);
+        if (y.device().is_cpu()) {     /* on the threads of the forward */
+            int byte[3];
+            th_frame_bytes(out->format, channels, byte);
+            ff_dnn_th_cpu_output_to_frame(y[0], channels, byte, out, request->out_store);
             return 0;
         }
         f = th_grow(request->out_store, (int64_t)channels * height * width,

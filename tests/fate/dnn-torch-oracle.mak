@@ -63,6 +63,20 @@ $(eval $(call DNNT_ORACLE,half-rgb24,conv_half,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,bf16-rgb24,conv_bf16,rgb24,96,64,,u8,2))
 $(eval $(call DNNT_ORACLE,clamp-rgb24,overshoot,rgb24,96,64,,u8,1))
 
+# The output is converted where the forward ran, on its intra-op threads:
+# in one pass of the backend's own with one thread (async=1 here: a worker
+# per core), by LibTorch's vectorized operations with more (async=0: the
+# filter thread, all cores).  Both against the same oracles: the clamped
+# range, BGR order, gray, half and bfloat16 output, and a channels-last
+# bfloat16 output (the compact SR net's pixel shuffle).
+$(eval $(call DNNT_ORACLE,clamp-rgb24-sync,overshoot,rgb24,96,64,:async=0,u8,1))
+$(eval $(call DNNT_ORACLE,conv-bgr24-sync,conv,bgr24,96,64,:async=0,u8,1))
+$(eval $(call DNNT_ORACLE,conv1-gray8-sync,conv1,gray8,91,51,:async=0,u8,1))
+$(eval $(call DNNT_ORACLE,half-rgb24-sync,conv_half,rgb24,96,64,:async=0,u8,2))
+$(eval $(call DNNT_ORACLE,bf16-rgb24-sync,conv_bf16,rgb24,96,64,:async=0,u8,2))
+$(eval $(call DNNT_ORACLE,compact-bf16-bgr24-sync,compact,bgr24,48,32,:precision=bf16:async=0,u8,2,bf16))
+$(DNNT)/compact-bf16-bgr24-sync.ref: $(DNNT)/compact.pt
+
 # Precision and layout on the CPU.  precision=fp32, channels_last=1 (an
 # NHWC input, channels-last weights, the default) and channels_last=0
 # (contiguous NCHW) must give what the float32 oracle gives; weights saved in bfloat16 run in bfloat16 by default
