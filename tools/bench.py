@@ -368,12 +368,12 @@ def limit_contender(sc, model, args, gpu):
     if sc.window > 1:
         # a window model's bound: its forward alone on a resident window
         return eager_contender(sc, args, gpu)
-    # the model alone in the backend's precision and layout (channels-last on CUDA)
+    # the model alone in the backend's precision and layout (channels-last
+    # unless the row says nchw, as the backend's auto on both devices)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
            "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
            "dtype=" + (sc.package or sc.precision or "fp32"),
-           "cl=%d" % (sc.channels_last == 1 if sc.package else
-                      sc.device != "cpu" and sc.channels_last != 0)]
+           "cl=%d" % (sc.channels_last == 1 if sc.package else sc.channels_last != 0)]
 
     def timed():
         return held_run(cmd + ["hold"], args, gpu)
