@@ -55,8 +55,16 @@ class Up2(nn.Module):
         return F.interpolate(self.shift(x), scale_factor=2.0, mode="nearest")
 
 
+class WinFirst(nn.Module):
+    """A temporal model (the filter's window=N): the first frame of its
+    window, 1 x N x C x H x W -> 1 x C x H x W, no parameters."""
+
+    def forward(self, x):
+        return x[:, 0]
+
+
 MODELS = {"invert": Invert, "shift": lambda: Shift(3), "shift1": lambda: Shift(1),
-          "up2": Up2}
+          "up2": Up2, "win_first": WinFirst}
 
 
 def main():

@@ -6,6 +6,9 @@
 #   shift   each channel from the previous one, one pixel right and down
 #   shift1  the same on one channel (gray, the Y plane of YUV)
 #   up2     shift, then x2 nearest upsampling (output larger than input)
+#   win_first  a temporal model (window=N): the first frame of its window,
+#              so frame t - N/2 with center, t - N + 1 with last, the first
+#              frame of the stream repeated before it
 
 DNN_TORCH_MODEL = dnn_processing=dnn_backend=torch:model=$(TARGET_SAMPLES)/dnn-torch
 DNN_TORCH_NEEDS = TESTSRC2_FILTER FORMAT_FILTER DNN_PROCESSING_FILTER \
@@ -31,6 +34,9 @@ $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-batch2,rgb24,shift,:batch_size=2,s
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-gray8,gray,shift1,))
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-yuv420p,yuv420p,shift1,:async=0))
 $(eval $(call FATE_DNN_TORCH_TEST,up2-rgb24,rgb24,up2,))
+$(eval $(call FATE_DNN_TORCH_TEST,window3-rgb24,rgb24,win_first,:window=3))
+$(eval $(call FATE_DNN_TORCH_TEST,window3-last-rgb24-sync,rgb24,win_first,:window=3:window_anchor=last:async=0))
+$(eval $(call FATE_DNN_TORCH_TEST,window5-gray8-nireq2,gray,win_first,:window=5:async=1:nireq=2))
 
 # formats from the model: planar gbrp frames reach the 3-channel shift
 # model as rgb24, reordered (exactly) by the scaler ffmpeg inserts in front
