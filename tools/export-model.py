@@ -26,9 +26,10 @@ OUT     the file to write: a .pt2 (AOTInductor package) or a .pt
                          auto: pt2 on cuda (measured on an H200: the
                          compact 4x net at 960x540 in fp16 ran 430 fps as
                          a .pt2 for that size, 197 as TorchScript),
-                         TorchScript on the CPU (a CPU .pt2 of the same
-                         net ran 0.71x TorchScript on 2 cores); an OUT
-                         ending in .pt or .pt2 asks for that format
+                         TorchScript on the CPU (on 2 cores a CPU .pt2 of
+                         the same net in bf16 ran as fast as TorchScript
+                         with the filter's defaults, and takes a compile);
+                         an OUT ending in .pt or .pt2 asks for that format
 --layout auto|nchw|cl    a package's input layout [cl on cuda]
 --window N               a temporal model (FILE.py:Class; the filter's
                          window=N): forward() takes 1xNxCxHxW, N frames in
@@ -201,7 +202,7 @@ def pick_format(args):
     elif args.format == "auto":
         print("  writing " + ("a .pt2: on CUDA a package compiled for the frame size ran "
                               "2.2x TorchScript" if fmt == "pt2" else
-                              "TorchScript: on the CPU a .pt2 ran 0.71x TorchScript") +
+                              "TorchScript: on the CPU a .pt2 ran no faster than TorchScript") +
               " (--format to choose)")
     return fmt
 
