@@ -29,15 +29,15 @@ template <typename T> struct THLut {
     THLut() { for (int i = 0; i < 256; i++) v[i] = T(i / 255.0f); }
 };
 
-/* Rows [y0, y1) of an 8-bit frame into the input at dst, of strides cs, ys, xs. */
+/* An 8-bit frame into the input at dst, of strides cs, ys, xs. */
 template <typename T>
 static void th_rows_to_input(const AVFrame *in, int channels, const int *byte, T *dst,
-                             const int64_t *stride, int y0, int y1)
+                             const int64_t *stride)
 {
     static const THLut<T> lut;
     const int64_t cs = stride[0], ys = stride[1], xs = stride[2];
 
-    for (int y = y0; y < y1; y++) {
+    for (int y = 0; y < in->height; y++) {
         const uint8_t *row = in->data[0] + (ptrdiff_t)y * in->linesize[0];
         T *d = dst + y * ys;
         for (int x = 0; x < in->width; x++, row += channels, d += xs)
@@ -51,7 +51,7 @@ void ff_dnn_th_cpu_frame_to_input(const AVFrame *in, int channels, const int *by
 {
     const int64_t stride[3] = { input.stride(1), input.stride(2), input.stride(3) };
     auto run = [&](auto *dst) {
-        th_rows_to_input(in, channels, byte, dst, stride, 0, in->height);
+        th_rows_to_input(in, channels, byte, dst, stride);
     };
 
     switch (input.scalar_type()) {
@@ -67,14 +67,14 @@ void ff_dnn_th_cpu_frame_to_input(const AVFrame *in, int channels, const int *by
     }
 }
 
-/* Rows [y0, y1) of the output at src, of strides cs, ys, xs, into 8 bits. */
+/* The output at src, of strides cs, ys, xs, into the 8-bit frame. */
 template <typename T>
 static void th_rows_to_u8(const T *src, const int64_t *stride, int channels,
-                          const int *byte, AVFrame *out, int y0, int y1)
+                          const int *byte, AVFrame *out)
 {
     const int64_t cs = stride[0], ys = stride[1], xs = stride[2];
 
-    for (int y = y0; y < y1; y++) {
+    for (int y = 0; y < out->height; y++) {
         const T *s = src + y * ys;
         uint8_t *row = out->data[0] + (ptrdiff_t)y * out->linesize[0];
         for (int x = 0; x < out->width; x++, row += channels, s += xs)
@@ -95,7 +95,7 @@ static void th_output_alone(const torch::Tensor &output, int channels, const int
                             output : output.to(torch::kFloat32);
     const int64_t stride[3] = { y.stride(0), y.stride(1), y.stride(2) };
     auto run = [&](const auto *src) {
-        th_rows_to_u8(src, stride, channels, byte, out, 0, out->height);
+        th_rows_to_u8(src, stride, channels, byte, out);
     };
 
     if (type == torch::kHalf)
