@@ -30,6 +30,7 @@
 set -e
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 if [ -z "$FFMPEG" ]; then
     FFMPEG=ffmpeg
     [ -x "$top/ffmpeg" ] && FFMPEG=$top/ffmpeg
@@ -62,12 +63,17 @@ packets() {
         END { for (i = 1; i <= np; i++) print us(pts[i]), us(dts[i]), key[i] }'
 }
 
+# each FILE...: "$@" FILE, as many at once as there are cores (every
+# process of ours starts LibTorch: about a second each on a GPU host)
+each() {
+    xargs -P "$(nproc)" -n 1 "$@"
+}
+
 # part_info K FILE NEXT: the line of farm.parts for part K in FILE (the
-# next part NEXT, "" for the last): index, file, start, end, frames and
-# the end of the next part's head ("-": no head to read), in microseconds.
+# next part NEXT, "" for the last) from their FILE.pkts: index, file,
+# start, end, frames and the end of the next part's head ("-": no head to
+# read), in microseconds.
 part_info() {
-    packets "$2" > "$2.pkts"
-    [ -z "$3" ] || packets "$3" > "$3.pkts"
     awk -v k="$1" -v f="${2##*/}" -v nxt="${3:+$3.pkts}" '
         FILENAME != nxt {
             if (FNR == 1) { if (!$3) bad = 1; start = $1 }
@@ -84,7 +90,6 @@ part_info() {
             if (!lead || head == "") head = "-"
             print k, f, start, end < 0 ? "-" : end, frames, head }' \
         "$2.pkts" ${3:+"$3.pkts"}
-    rm -f "$2.pkts" ${3:+"$3.pkts"}
 }
 
 cmd_split() {
@@ -98,6 +103,8 @@ cmd_split() {
     $FF -i "$in" -map 0:v:0 -c copy -f segment -segment_time "$secs" \
         -segment_format nut -reset_timestamps 0 "$dir/parts/part%05d.nut" ||
         die "the segment muxer failed on $in"
+    ls "$dir"/parts/part*.nut | each sh "$self" _packets ||
+        die "ffprobe failed on the parts in $dir/parts"
     case $in in /*) ;; *) in=$(pwd)/$in ;; esac
     offset=$($FFPROBE -v error -select_streams v:0 \
                  -show_entries stream=start_time:format=start_time -of csv=p=0 "$in" |
@@ -115,6 +122,7 @@ cmd_split() {
             shift
         done
     } > "$dir/farm.parts.tmp"
+    rm -f "$dir"/parts/*.pkts
     mv "$dir/farm.parts.tmp" "$dir/farm.parts"
     echo "farm: $k parts in $dir/parts"
 }
@@ -201,11 +209,9 @@ cmd_join() {
     [ -f "$dir/farm.parts" ] || die "$dir has no farm.parts: run farm.sh split first"
     in=$(awk '$1 == "input" { sub(/^input /, ""); print }' "$dir/farm.parts")
     offset=$(awk '$1 == "offset" { print $2 }' "$dir/farm.parts")
-    for k in $(awk '$1 ~ /^[0-9]+$/ { print $1 }' "$dir/farm.parts"); do
-        f=$dir/out/$(part_field $k 2)
-        [ -f "$f" ] || die "part $k ($f) is missing: run its task again"
-        check_part "$f" $k || die "part $k ($f) is damaged: $why: run its task again"
-    done
+    bad=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' "$dir/farm.parts" |
+          each sh "$self" _check "$dir" | sort -n | head -n 1) || true
+    [ -z "$bad" ] || die "${bad#* }: run its task again"
     [ -f "$in" ] || die "the input $in is gone: it gives the join its audio and metadata"
     join_list > "$dir/join.txt"
     tmp=$(dirname "$out")/.farm.$$.$(basename "$out")
@@ -216,7 +222,17 @@ cmd_join() {
     echo "farm: joined $(grep -c '^file' "$dir/join.txt") parts into $out"
 }
 
+# _check DIR K (join's, for each part at once): say what is wrong with
+# part K, after its index, or nothing
+cmd__check() {
+    dir=$1 f=$1/out/$(part_field $2 2)
+    if [ ! -f "$f" ]; then echo "$2 part $2 ($f) is missing"
+    elif ! check_part "$f" $2; then echo "$2 part $2 ($f) is damaged: $why"; fi
+}
+
 case $1 in
 split|run|join) c=$1; shift; cmd_$c "$@" ;;
+_packets) packets "$2" > "$2.pkts" ;;
+_check) shift; cmd__check "$@" ;;
 *) die "usage: farm.sh split IN DIR [--seconds S] | run [--index K] DIR FILTER [OPTIONS...] | join DIR OUT" ;;
 esac

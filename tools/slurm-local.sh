@@ -82,6 +82,12 @@ SlurmdLogFile=$d/slurmd.log
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=farm Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
+    # Where /sys/fs/cgroup is cgroup2, slurmd's cgroup/v2 asks systemd over
+    # D-Bus for a scope; a container has no systemd: make the cgroup itself
+    # (slurmd makes system.slice/NODE_slurmstepd.scope, not its parent)
+    printf 'IgnoreSystemd=yes\n' > "$d/cgroup.conf"
+    [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ] ||
+        mkdir -p /sys/fs/cgroup/system.slice 2>/dev/null || true
     echo "export SLURM_CONF=$d/slurm.conf PATH=\$PATH:/usr/sbin" > "$d/env"
 }
 
