@@ -183,7 +183,7 @@ series-base:
 	@[ "$(UPSTREAM)" != master ] || $(S_ENV) tools/prepare-tree.sh $(S_TREE) $(S_BASE)
 
 series: $(if $(filter master,$(UPSTREAM)),series-base,prepare)
-	@$(S_ENV) tools/make-series.sh $(S_BASE) $(S_TREE) $(S_DIR)-work $(S_DIR)
+	@$(S_ENV) SIGNOFF=$(SIGNOFF) tools/make-series.sh $(S_BASE) $(S_TREE) $(S_DIR)-work $(S_DIR)
 
 check-series: series $(NOPY)/python3
 	@$(S_ENV) JOBS=$(JOBS) tools/check-series.sh $(S_DIR) $(S_DIR)-check $(if $(EACH),--each)

@@ -38,6 +38,10 @@ export GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
 export GIT_AUTHOR_DATE="2026-01-01T00:00:00Z"
 export GIT_COMMITTER_DATE="$GIT_AUTHOR_DATE"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+# SIGNOFF=1: a Signed-off-by line of the author on every patch, which
+# certifies the Developer's Certificate of Origin: the author's choice
+signoff=
+[ "$SIGNOFF" != 1 ] || signoff=--signoff
 
 rm -rf "$work" "$out"
 mkdir -p "$work" "$out"
@@ -233,11 +237,11 @@ pick() {
     done
 }
 pick sent ""
-git -C "$work" format-patch -q --no-signature --cover-letter -o "$out" base..sent
+git -C "$work" format-patch -q --no-signature $signoff --cover-letter -o "$out" base..sent
 for name in $(cut -d' ' -f2 "$aparts" | sort -u); do
     pick "apart-$name" "$name"
     rm -rf "$out-$name"
-    git -C "$work" format-patch -q --no-signature -o "$out-$name" base.."apart-$name"
+    git -C "$work" format-patch -q --no-signature $signoff -o "$out-$name" base.."apart-$name"
     echo "make-series: $(ls "$out-$name" | wc -l) patch(es) apart in $out-$name"
 done
 rm -f "$aparts"
