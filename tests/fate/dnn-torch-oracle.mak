@@ -486,7 +486,7 @@ FATE_DNN_TORCH += fate-dnn-torch-err-device-escaped
 fate-dnn-torch-help: CMD = $(DNNT_PY)/expect_output.py \
     "dnn_backend .*.default auto." "^ +auto +0 .*the one backend built in" \
     "^ +torch +4 " "nireq .*0: automatic" \
-    "device .*as the backend names it .e.g. cpu$(DNNT_COMMA) cuda." "device_id .*index of the GPU when device names none" \
+    "device .*as the backend names it .e.g. cpu$(DNNT_COMMA) cuda." "device_id .*index of the device when device gives none .e.g. device=cuda." \
     "precision .*<int>.*default auto" "^ +fp16 +2 .*float16" \
     -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -hide_banner -h filter=dnn_processing
 fate-dnn-torch-help: CMP = null
