@@ -45,8 +45,11 @@ extern "C" {
 #include "../avfilter.h"
 }
 
-/** CUDA frames and CUDA staging need LibTorch's CUDA libraries and FFmpeg's CUDA. */
-#define TH_CUDA_FRAMES (CONFIG_LIBTORCH_CUDA && CONFIG_CUDA)
+/**
+ * CUDA frames and CUDA staging need LibTorch's CUDA libraries and FFmpeg's
+ * CUDA: configure's libtorch_cuda depends on cuda, so the one implies both.
+ */
+#define TH_CUDA_FRAMES CONFIG_LIBTORCH_CUDA
 
 typedef struct THCuda THCuda;
 typedef struct THCudaStage THCudaStage;
