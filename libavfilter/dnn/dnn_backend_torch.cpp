@@ -1,4 +1,6 @@
 /*
+ * Copyright (c) 2024
+ *
  * LibTorch DNN backend
  *
  * This file is part of FFmpeg.
@@ -1712,28 +1714,13 @@ static DNNAsyncStatusType dnn_get_result_th(const DNNModel *model, AVFrame **in,
 {
     THModel *th_model = (THModel *)model;
     DNNAsyncStatusType status;
-    TaskItem *task;
 
+    /* the workers mark tasks done under the mutex */
     pthread_mutex_lock(&th_model->mutex);
-    task = (TaskItem *)ff_queue_peek_front(th_model->task_queue);
-    if (th_model->error)
-        status = DAST_FAIL;     /* frames left are freed with the model */
-    else if (!task)
-        status = DAST_EMPTY_QUEUE;
-    else if (task->inference_done != task->inference_todo)
-        status = DAST_NOT_READY;
-    else
-        status = DAST_SUCCESS;
-    if (status == DAST_SUCCESS)
-        ff_queue_pop_front(th_model->task_queue);
+    status = th_model->error ? DAST_FAIL :   /* frames left go with the model */
+             ff_dnn_get_result_common(th_model->task_queue, in, out);
     pthread_mutex_unlock(&th_model->mutex);
-
-    if (status != DAST_SUCCESS)
-        return status;
-    *in  = task->in_frame;
-    *out = task->out_frame;
-    av_freep(&task);
-    return DAST_SUCCESS;
+    return status;
 }
 
 /* Wait until every submitted frame is done: no polling needed afterwards. */
