@@ -128,15 +128,18 @@ typedef struct THModel {
     THWindow *window;           ///< window > 1: the ring of converted frames
 } THModel;
 
+/* The values of precision: auto, then th_precisions[] in order. */
+enum { TH_PRECISION_AUTO, TH_PRECISION_FP32, TH_PRECISION_FP16, TH_PRECISION_BF16 };
+
 #define OFFSET(x) offsetof(THOptions, x)
 #define FLAGS AV_OPT_FLAG_FILTERING_PARAM
 static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
-    { "precision", "the dtype the model runs in", OFFSET(precision), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 3, FLAGS, "precision" },
-        { "auto", "that of its weights", 0, AV_OPT_TYPE_CONST, { .i64 = 0 }, 0, 0, FLAGS, "precision" },
-        { "fp32", "float32",             0, AV_OPT_TYPE_CONST, { .i64 = 1 }, 0, 0, FLAGS, "precision" },
-        { "fp16", "float16",             0, AV_OPT_TYPE_CONST, { .i64 = 2 }, 0, 0, FLAGS, "precision" },
-        { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = 3 }, 0, 0, FLAGS, "precision" },
+    { "precision", "the dtype the model runs in", OFFSET(precision), AV_OPT_TYPE_INT, { .i64 = TH_PRECISION_AUTO }, TH_PRECISION_AUTO, TH_PRECISION_BF16, FLAGS, "precision" },
+        { "auto", "that of its weights", 0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_AUTO }, 0, 0, FLAGS, "precision" },
+        { "fp32", "float32",             0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_FP32 }, 0, 0, FLAGS, "precision" },
+        { "fp16", "float16",             0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_FP16 }, 0, 0, FLAGS, "precision" },
+        { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_BF16 }, 0, 0, FLAGS, "precision" },
     { "channels_last", "channels-last weights and input (auto: on; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
     { "window", "frames per inference: the model gets 1 x N x C x H x W, N frames in time order", OFFSET(window), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, TH_WINDOW_MAX, FLAGS, NULL },
     { "window_anchor", "the frame of the window the output is for", OFFSET(window_anchor), AV_OPT_TYPE_INT, { .i64 = TH_WINDOW_CENTER }, 0, 1, FLAGS, "window_anchor" },
@@ -1025,7 +1028,8 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
     torch::ScalarType weights = th_model->aoti ? ff_dnn_th_aoti_dtype(th_model->aoti) :
                                 th_weights_dtype(th_model->jit_model);
 
-    th_model->dtype = precision ? th_precisions[precision - 1].type : weights;
+    th_model->dtype = precision != TH_PRECISION_AUTO ?
+                      th_precisions[precision - TH_PRECISION_FP32].type : weights;
     if (th_model->dtype != torch::kFloat32 && th_model->dtype != torch::kHalf &&
         th_model->dtype != torch::kBFloat16) {
         av_log(ctx, AV_LOG_ERROR, "the model's weights are %s; use precision=fp32, "
