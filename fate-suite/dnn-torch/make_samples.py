@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the TorchScript models of FATE's dnn-torch samples.
 
-    python3 fate_samples.py DIR
+    python3 make_samples.py DIR
 
 FATE runs them without Python (tests/fate/dnn-torch.mak, against framecrc
 references in tests/ref/fate/); this script only makes the samples, once,
