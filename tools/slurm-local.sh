@@ -13,7 +13,10 @@
 #   slurm-local.sh stop DIR      stop the daemons of DIR by their pids
 #
 # The node has the machine's cores; processes are tracked without cgroups
-# (proctrack/linuxproc, task/none), which works in a container.
+# (proctrack/linuxproc, task/none), which works in a container.  slurmd
+# still starts its cgroup plugin: where /sys/fs/cgroup is cgroup2 it is
+# told not to ask systemd (cgroup.conf in DIR), and system.slice is made
+# there if missing (the one thing written outside DIR).
 set -e
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,9 +85,7 @@ SlurmdLogFile=$d/slurmd.log
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=farm Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
-    # Where /sys/fs/cgroup is cgroup2, slurmd's cgroup/v2 asks systemd over
-    # D-Bus for a scope; a container has no systemd: make the cgroup itself
-    # (slurmd makes system.slice/NODE_slurmstepd.scope, not its parent)
+    # cgroup/v2 would ask systemd over D-Bus for a scope (see the top)
     printf 'IgnoreSystemd=yes\n' > "$d/cgroup.conf"
     [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ] ||
         mkdir -p /sys/fs/cgroup/system.slice 2>/dev/null || true
