@@ -23,7 +23,9 @@ so the source is not the bottleneck; its own rate is measured and shown.
 Environment: BENCH_SECONDS (5 on the CPU, 3 with a GPU), BENCH_RUNS (3),
 BENCH_GPU (auto|yes|no), BENCH_ONLY (a regular expression on scenario names;
 --list prints the names it selects, GPU ones included, and runs nothing),
-BENCH_HEAP (1; 0 skips the heap counts, for quicker runs of the rates alone).
+BENCH_HEAP (1; 0 skips the heap counts, for quicker runs of the rates alone),
+BENCH_COMPILE (1; 0 leaves torch.compile's column out: on a CPU its compile
+can take longer than a row's timeout).
 Nothing is asserted: the numbers are reported in results.{json,md,png}.
 """
 
@@ -430,7 +432,8 @@ def bench(sc, model, args, gpu):
     contenders["limit"] = limit_contender(sc, model, args, gpu)
     if sc.eager:
         contenders["eager"] = eager_contender(sc, args, gpu)
-        contenders["compile"] = eager_contender(sc, args, gpu, compiled=True)
+        if args.compile:
+            contenders["compile"] = eager_contender(sc, args, gpu, compiled=True)
     runs = {name: [] for name in contenders}
     for _ in range(args.runs):
         for name, (timed, _) in contenders.items():
@@ -693,6 +696,7 @@ def main():
     args.seconds = float(os.environ.get("BENCH_SECONDS", 3 if gpu else 5))
     args.runs = int(os.environ.get("BENCH_RUNS", 3))
     args.heap = os.environ.get("BENCH_HEAP", "1") != "0"
+    args.compile = os.environ.get("BENCH_COMPILE", "1") != "0"
     args.timeout = 60 + 4 * args.seconds
     args.alloc = os.path.abspath(args.alloc)
     if args.master and not os.access(args.master, os.X_OK):
