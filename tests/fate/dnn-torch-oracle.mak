@@ -708,6 +708,31 @@ $(eval $(call DNNT_WIN_PTS_TEST,center-sync,win_pick2.pt:window=5:async=0))
 $(eval $(call DNNT_WIN_PTS_TEST,center-nireq3,win_pick2.pt:window=5:async=1:nireq=3))
 $(eval $(call DNNT_WIN_PTS_TEST,last-nireq2,win_pick2.pt:window=3:window_anchor=last:async=1:nireq=2))
 
+# Every frame out with its own side data and properties: a decoded MPEG-4
+# stream with B-frames whose frames carry the decoder's video encoding
+# parameters (all but the last) and their own picture type and key flag,
+# through the model that returns the middle (center) or the newest (last)
+# frame of its window, gives what showinfo says of the input, line by line.
+DNNT_WIN_SD = -export_side_data venc_params -i $(TARGET_PATH)/$(DNNT)/win-sd.avi \
+    -vf setpts=PTS+N*N,format=rgb24
+DNNT_SHOWINFO = $(DNNT_PY)/showinfo_log.py -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) \
+    -nostdin -nostats -hide_banner -v info
+$(DNNT)/win-sd.avi: ffmpeg$(PROGSSUF)$(EXESUF)
+	@mkdir -p $(DNNT)
+	$(DNNT_FF) -f lavfi -i testsrc2=s=48x32:r=5 -frames:v 9 -c:v mpeg4 -b:v 20k -g 4 -bf 1 \
+	    -bitexact -y $@
+$(DNNT)/win-sd.ref: $(DNNT)/win-sd.avi $(SRC_PATH)/tests/dnn/showinfo_log.py
+	$(DNNT_SHOWINFO) $(DNNT_WIN_SD),showinfo -f null - > $@
+# $(1) name, $(2) model and options
+define DNNT_WIN_SD_TEST
+fate-dnn-torch-win-sidedata-$(1): $(DNNT)/win-sd.ref $(DNNT)/models.stamp
+fate-dnn-torch-win-sidedata-$(1): CMD = $(DNNT_SHOWINFO) $(DNNT_WIN_SD),$(DNNT_OPT)/$(2),showinfo -f null -
+fate-dnn-torch-win-sidedata-$(1): REF = $(DNNT)/win-sd.ref
+FATE_DNN_TORCH += fate-dnn-torch-win-sidedata-$(1)
+endef
+$(eval $(call DNNT_WIN_SD_TEST,center-nireq3,win_pick2.pt:window=5:async=1:nireq=3))
+$(eval $(call DNNT_WIN_SD_TEST,last-sync,win_pick2.pt:window=3:window_anchor=last:async=0))
+
 # A stream that changes size twice (the resize stream above): ffmpeg drains
 # the graph at each change (-reinit_drain 1), each part is a stream of its
 # own with its own edges repeated; sync against the oracle run on each
