@@ -1763,6 +1763,7 @@ extern const DNNModule ff_dnn_backend_torch = {
         .state_flags_offset        = 0,
     },
     .type            = DNN_TH,
+    .name            = "torch",
     .load_model      = dnn_load_model_th,
     .execute_model   = dnn_execute_model_th,
     .get_result      = dnn_get_result_th,
