@@ -50,13 +50,6 @@ extern "C" {
 
 #include "dnn_backend_torch_cuda.h"
 
-#define TH_WINDOW_MAX 64
-
-enum THWindowAnchor {
-    TH_WINDOW_CENTER = 0,
-    TH_WINDOW_LAST   = 1,
-};
-
 typedef struct THWindow THWindow;
 
 /* One frame of the ring: its grow-only store and the frame converted in it. */
