@@ -50,6 +50,7 @@ extern "C" {
 
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <vector>
 
 /*
@@ -62,6 +63,13 @@ struct THCached {
     int64_t a, b;
     double pos;
     torch::Tensor m, index, weight;
+};
+
+/* The entries, in a deque so that references stay valid as it grows;
+ * the filter thread (a window's ring) and a worker (outputs) both use it. */
+struct THCache {
+    std::mutex lock;
+    std::deque<THCached> entries;
 };
 
 struct THCuda {
@@ -79,8 +87,8 @@ struct THCuda {
     int primary;            ///< FFmpeg works in the primary context
     cudaStream_t stream;    ///< where LibTorch works
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
-    std::deque<struct THCached> *cached;    ///< YUV matrices, built once per geometry;
-                                            ///< a deque: references stay valid
+    struct THCache *cached;     ///< YUV matrices and resampling taps, built
+                                ///< once per geometry
 };
 
 /* Pushes FFmpeg's CUDA context for the scope, pops it at the end. */
@@ -195,7 +203,7 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
     try {
         c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
         cuda->k255   = new torch::Tensor(torch::scalar_tensor(255.0));
-        cuda->cached = new std::deque<THCached>();
+        cuda->cached = new THCache();
         cuda->stream = cuda->primary ?
                        (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx) :
                        c10::cuda::getStreamFromPool(false, index).stream();
@@ -439,8 +447,9 @@ static const THCached &th_cached(THCuda *cuda, int kind, int64_t a, int64_t b, d
     auto dev = torch::Device(torch::kCUDA, cuda->device_index);
     THCached e = { kind, a, b, pos, torch::Tensor(), torch::Tensor(), torch::Tensor() };
     torch::Tensor keep;
+    std::lock_guard<std::mutex> hold(cuda->cached->lock);
 
-    for (const THCached &c : *cuda->cached)
+    for (const THCached &c : cuda->cached->entries)
         if (c.kind == kind && c.a == a && c.b == b && c.pos == pos)
             return c;
     if (kind == TH_TO_RGB || kind == TH_FROM_RGB) {
@@ -456,8 +465,8 @@ static const THCached &th_cached(THCuda *cuda, int kind, int64_t a, int64_t b, d
         e.index  = e.index.index({ keep }).clamp(0, a - 1).to(torch::kLong).to(dev);
         e.weight = e.weight.index({ keep }).to(torch::kFloat32).to(dev);
     }
-    cuda->cached->push_back(e);
-    return cuda->cached->back();
+    cuda->cached->entries.push_back(e);
+    return cuda->cached->entries.back();
 }
 
 /* Colour matrix for a frame, cached by colourspace and range. */
