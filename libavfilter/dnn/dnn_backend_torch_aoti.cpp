@@ -216,9 +216,11 @@ static void th_new_loaders(THAoti *a)
     const size_t runners = cuda ? 1 : (size_t)FFMAX(1, av_cpu_count());
 
     for (THAotiModel &m : a->models) {
-        delete m.loader;
-        m.loader = new torch::inductor::AOTIModelPackageLoader(
+        /* made before the old one goes: if it throws, m.loader stays valid */
+        auto *loader = new torch::inductor::AOTIModelPackageLoader(
             a->path, m.name, false, runners, cuda ? (c10::DeviceIndex)a->index : -1);
+        delete m.loader;
+        m.loader = loader;
     }
 }
 
@@ -348,7 +350,7 @@ static void th_dims_error(const THAoti *a, const THAotiModel *m, const torch::Te
     else
         snprintf(msg, size, "the package takes 4-D input (1 x C x H x W), not %d-D%s",
                  dims, dims == 5 ? ": it was exported for single frames, without a "
-                 "window (export it again with --window)" : "");
+                 "window" : "");
 }
 
 /* Why the size of dimension d of the input is not the model's. */
@@ -409,7 +411,7 @@ static const THAotiModel *th_pick_model(THAoti *a, const torch::Tensor &input)
 /*
  * The input dense in the package's layout: NCHW, NHWC, or for a window
  * channels-last H x W x N x C, as the window unit assembles it (so it is
- * passed as it is), and as tools/dnn_package.py exports such a package.
+ * passed as it is), which is how a window package is to be exported.
  */
 static torch::Tensor th_dense(const THAoti *a, const torch::Tensor &input)
 {
