@@ -50,6 +50,7 @@
 #include <cstdio>
 #include <ATen/Parallel.h>
 #include <ATen/cpu/Utils.h>
+#include <ATen/detail/XPUHooksInterface.h>
 #include <torch/version.h>
 #include <torch/script.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
@@ -440,8 +441,8 @@ static int th_check_output_size(THModel *th_model, const AVFrame *out, int width
     if (out->width == width && out->height == height)
         return 0;
     av_log(th_model->ctx, AV_LOG_ERROR, "model output is %dx%d but the filter's "
-           "output is %dx%d: the input changed size without a new filter graph "
-           "(drop -reinit_filter 0)\n", width, height, out->width, out->height);
+           "output is %dx%d: the input changed size but the filter was not "
+           "configured again\n", width, height, out->width, out->height);
     return AVERROR(EINVAL);
 }
 
@@ -712,6 +713,10 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * (omp_set_num_threads), so each worker gets its own pool of that size.
  * It also stores the count as the default of threads that have not yet
  * run a parallel LibTorch operation, so set it only when there is a count.
+ * The rest of what it sets is process-wide: MKL's count, caffe2's thread
+ * pool, and it clears oneDNN's cache of kernels.  So a count is set only
+ * for the backend's own workers side by side and where the filter's
+ * threads option gives one, never by default in the filter thread.
  */
 static void th_set_threads(THModel *th_model, int threads)
 {
@@ -1307,6 +1312,11 @@ static int th_parse_device(DnnContext *ctx, THModel *th_model)
             av_log(ctx, AV_LOG_ERROR, "device '%s' asked for, but LibTorch "
                    "finds no XPU device\n", opt);
             return AVERROR(ENODEV);
+        }
+        try {
+            at::detail::getXPUHooks().init();
+        } catch (const std::exception &e) {
+            return th_error(ctx, "could not initialize the XPU device", e);
         }
     } else if (!device.is_cpu()) {
         av_log(ctx, AV_LOG_ERROR, "device '%s' is not supported; " TH_DEVICES "\n", opt);
