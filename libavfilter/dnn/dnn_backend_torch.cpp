@@ -986,10 +986,12 @@ static torch::ScalarType th_weights_dtype(torch::jit::Module *module)
  * (avx512_bf16, amx_bf16, avx512_fp16, amx_fp16, ...); empty when it has
  * none or the LibTorch cannot tell.
  */
-static std::string th_cpu_units(torch::ScalarType type)
+static std::string th_cpu_units(torch::ScalarType type, bool *known)
 {
     std::vector<std::string> found;
     std::string units;
+
+    *known = false;
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 11)
     const char *tag = type == torch::kBFloat16 ? "bf16" : "fp16";
 
@@ -998,6 +1000,7 @@ static std::string th_cpu_units(torch::ScalarType type)
             if (c.first.find(tag) != std::string::npos && c.second.isBool() &&
                 c.second.toBool())
                 found.push_back(c.first);
+        *known = true;
     } catch (const std::exception &) {
         found.clear();
     }
@@ -1011,9 +1014,13 @@ static std::string th_cpu_units(torch::ScalarType type)
 /* fp16 or bf16 on the CPU: fast where the CPU has units for it, else slow. */
 static void th_log_cpu_precision(DnnContext *ctx, torch::ScalarType type)
 {
-    std::string units = th_cpu_units(type);
+    bool known;
+    std::string units = th_cpu_units(type, &known);
 
-    if (!units.empty())
+    if (!known)
+        av_log(ctx, AV_LOG_VERBOSE, "the model runs in %s on the CPU; this LibTorch "
+               "does not say whether the CPU has units for it\n", th_dtype_name(type));
+    else if (!units.empty())
         av_log(ctx, AV_LOG_VERBOSE, "the model runs in %s on the CPU, which has "
                "units for it (%s)\n", th_dtype_name(type), units.c_str());
     else
