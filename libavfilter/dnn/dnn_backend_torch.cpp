@@ -142,7 +142,7 @@ static const AVOption dnn_th_options[] = {
         { "fp16", "float16",             0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_FP16 }, 0, 0, FLAGS, "precision" },
         { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_BF16 }, 0, 0, FLAGS, "precision" },
     { "channels_last", "channels-last weights and input (auto: on; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
-    { NULL, NULL, 0, AV_OPT_TYPE_FLAGS, { .i64 = 0 }, 0, 0, 0, NULL }
+    { NULL }
 };
 
 /*
@@ -1756,25 +1756,8 @@ static int dnn_flush_th(const DNNModel *model)
     return ret;
 }
 
-/*
- * The class as DNN_DEFINE_CLASS(dnn_th) makes it, every field named: C++
- * warns (-Wextra) about a designated initializer that leaves fields out.
- */
 extern const DNNModule ff_dnn_backend_torch = {
-    .clazz = {
-        .class_name                = "dnn_th",
-        .item_name                 = av_default_item_name,
-        .option                    = dnn_th_options,
-        .version                   = LIBAVUTIL_VERSION_INT,
-        .log_level_offset_offset   = 0,
-        .parent_log_context_offset = 0,
-        .category                  = AV_CLASS_CATEGORY_FILTER,
-        .get_category              = NULL,
-        .query_ranges              = NULL,
-        .child_next                = NULL,
-        .child_class_iterate       = NULL,
-        .state_flags_offset        = 0,
-    },
+    .clazz           = DNN_DEFINE_CLASS(dnn_th),
     .type            = DNN_TH,
     .name            = "torch",
     .load_model      = dnn_load_model_th,
