@@ -1321,7 +1321,11 @@ static int th_parse_device(DnnContext *ctx, THModel *th_model)
             return AVERROR(ENODEV);
         }
         try {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 6)
             at::detail::getXPUHooks().init();
+#else
+            at::detail::getXPUHooks().initXPU();
+#endif
         } catch (const std::exception &e) {
             return th_error(ctx, "could not initialize the XPU device", e);
         }
