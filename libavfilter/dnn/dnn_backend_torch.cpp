@@ -984,7 +984,7 @@ static torch::ScalarType th_weights_dtype(torch::jit::Module *module)
 /*
  * The CPU's units for a 16-bit float type, as LibTorch's cpuinfo names them
  * (avx512_bf16, amx_bf16, avx512_fp16, amx_fp16, ...); empty when it has
- * none or the LibTorch cannot tell.
+ * none.  *known is false where the LibTorch cannot tell.
  */
 static std::string th_cpu_units(torch::ScalarType type, bool *known)
 {

@@ -444,14 +444,15 @@ static torch::Tensor th_color_matrix(const THCuda *cuda, const THYuvMatrix &m, i
 static const THCached &th_cached(THCuda *cuda, int kind, int64_t a, int64_t b, double pos,
                                  const THYuvMatrix *cm = NULL)
 {
-    auto dev = torch::Device(torch::kCUDA, cuda->device_index);
-    THCached e = { kind, a, b, pos, torch::Tensor(), torch::Tensor(), torch::Tensor() };
-    torch::Tensor keep;
     std::lock_guard<std::mutex> hold(cuda->cached->lock);
 
     for (const THCached &c : cuda->cached->entries)
         if (c.kind == kind && c.a == a && c.b == b && c.pos == pos)
             return c;
+
+    auto dev = torch::Device(torch::kCUDA, cuda->device_index);
+    THCached e = { kind, a, b, pos, torch::Tensor(), torch::Tensor(), torch::Tensor() };
+    torch::Tensor keep;
     if (kind == TH_TO_RGB || kind == TH_FROM_RGB) {
         e.m = th_color_matrix(cuda, *cm, kind == TH_TO_RGB).to(dev);
     } else {
