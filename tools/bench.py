@@ -53,7 +53,10 @@ class Scenario:
     width: int
     height: int
     device: str = "cpu"         # where the model runs
-    frames: str = "cpu"         # where the frames live: cpu, cuda (hwupload), nvdec
+    frames: str = "cpu"         # where the frames live: cpu, cuda (hwupload), nvdec,
+                                # nvdec_rgb (NVDEC, then scale_cuda=format=rgb0),
+                                # cuda_nv12 (nv12 uploaded), cuda_nv12_rgb (the
+                                # same, then scale_cuda=format=rgb0)
     builds: tuple = ("ours", "upstream", "master")
     async_: int = 1
     clip: str = ""              # the NVDEC scenario's input
@@ -90,7 +93,10 @@ class Scenario:
 
     @property
     def name(self):
-        where = {"cpu": self.device, "nvdec": "NVDEC MPEG-2 -> cuda"}.get(
+        where = {"cpu": self.device, "nvdec": "NVDEC MPEG-2 -> cuda",
+                 "nvdec_rgb": "NVDEC MPEG-2 -> scale_cuda rgb0 -> cuda",
+                 "cuda_nv12": "cuda, nv12 CUDA frames",
+                 "cuda_nv12_rgb": "cuda, nv12 CUDA frames -> scale_cuda rgb0"}.get(
             self.frames, f"{self.device}, {self.frames} frames")
         prec = f" {self.precision}" if self.precision else ""
         prec += " nchw" if self.channels_last == 0 else ""
@@ -180,6 +186,12 @@ def user_models(gpu):
         # model's work match the CUDA frames row
         out.append(Scenario("compact", 960, 540, "cuda", "nvdec", ("ours",),
                             precision="fp16", **big))
+        # NVDEC's YUV frames converted by the model's unit (the fused path)
+        # or by scale_cuda=format=rgb0 before it, at 1080p and 4K
+        # (decode-bound), and on uploaded nv12 frames (the pass's own cost)
+        for w, h in ((1920, 1080), (3840, 2160)):
+            for fr in ("nvdec", "nvdec_rgb", "cuda_nv12", "cuda_nv12_rgb"):
+                out.append(Scenario("small", w, h, "cuda", fr, ("ours",), precision="fp16"))
     return out
 
 
@@ -188,15 +200,19 @@ def user_models(gpu):
 def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
     pre, chain = [], ["format=rgb24"]
     src = ["-f", "lavfi", "-i", f"testsrc2=s={sc.width}x{sc.height}:r=25"]
-    if sc.frames == "cuda":
+    if sc.frames.startswith("cuda"):
         pre = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
-        chain = ["format=rgb0", "hwupload"]
-    if sc.frames == "nvdec":
+        chain = ["format=rgb0" if sc.frames == "cuda" else "format=nv12", "hwupload"]
+    if sc.frames.startswith("nvdec"):
         src = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda",
                "-stream_loop", "-1", "-i", sc.clip]
         chain = ["hwdownload", "format=nv12", "format=rgb24"] if build != "ours" and dnn else []
+        if sc.frames == "nvdec_rgb" and dnn and build == "ours":
+            chain = ["scale_cuda=format=rgb0"]
     else:
         chain.append("loop=loop=-1:size=1")
+    if sc.frames == "cuda_nv12_rgb" and dnn:
+        chain.append("scale_cuda=format=rgb0")
     if frames:
         chain.append(f"trim=end_frame={frames}")
     if dnn:
@@ -373,7 +389,8 @@ def limit_contender(sc, model, args, gpu):
     # the model alone in the backend's precision and layout (channels-last
     # unless the row says nchw, as the backend's auto on both devices)
     cmd = [args.limit, model, str(sc.width), str(sc.height), sc.device,
-           "cuda" if sc.frames == "nvdec" else sc.frames, str(max(1.0, args.seconds / 2)),
+           "cuda" if sc.frames not in ("cpu", "cuda") else sc.frames,
+           str(max(1.0, args.seconds / 2)),
            "dtype=" + (sc.package or sc.precision or "fp32"),
            "cl=%d" % (sc.channels_last == 1 if sc.package else sc.channels_last != 0)]
 
@@ -562,7 +579,7 @@ def markdown(head, results):
                  (f" ({lim['forward_fps']:.{d}f})" if lim.get("forward_fps") else ""))
         notes = [f"{k}: {v['reason']}" for k, v in [*b.items(), ("limit", lim)]
                  if v.get("reason")]
-        if r["frames"] == "nvdec" and r["source_fps"] and lim.get("fps"):
+        if r["frames"].startswith("nvdec") and r["source_fps"] and lim.get("fps"):
             cap = min(r["source_fps"], lim["fps"])
             notes.insert(0, f"ours / min(decode alone, limit) = {ratio(ours.get('fps'), cap)}")
         row = [r["name"], fmt_fps(ours), fmt_fps(up) if "upstream" in b else "n/a", ms_s,
@@ -705,7 +722,7 @@ def main():
     todo = [s for s in scenarios(gpu) if only.search(s.name)]
 
     for sc in todo:
-        if sc.frames == "nvdec":
+        if sc.frames.startswith("nvdec"):
             sc.clip = nvdec_clip(args, sc.width, sc.height)
     models = os.path.join(args.out, "models")
     subprocess.run([python, args.models, models] + sorted({s.model_name for s in todo}),

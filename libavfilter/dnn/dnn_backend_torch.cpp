@@ -1215,18 +1215,12 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
     try {
         torch::Tensor y;
 
-        /* YUV CUDA frames: an RGB model, or else one for the Y plane */
-        if (th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda)) {
-            try {
-                y = th_probe(th_model, 3, input_width, input_height);
-            } catch (const std::exception &e) {
-                av_log(th_model->ctx, AV_LOG_VERBOSE, "model refuses 3 channels, "
-                       "trying the Y plane alone\n");
-                channels = th_model->cuda_channels = 1;
-            }
-        }
-        if (!y.defined())
-            y = th_probe(th_model, channels, input_width, input_height);
+        /* YUV CUDA frames: RGB, or the Y plane for a model known to take
+         * one channel (th_find_channels) */
+        if (th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda) &&
+            th_model->in_channels == 1)
+            channels = th_model->cuda_channels = 1;
+        y = th_probe(th_model, channels, input_width, input_height);
         ret = ff_dnn_th_window_check_output(th_model->window, th_model->ctx, y);
         if (ret >= 0)
             ret = th_check_output(th_model->ctx, y, format,

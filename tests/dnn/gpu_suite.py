@@ -43,7 +43,7 @@ class Suite:
                      "batch_first"):
             path = self.model(name)
             if not os.path.exists(path):
-                models.build(name).save(path)
+                models.build(name).save(path, _extra_files=models.EXTRA.get(name, {}))
 
     def model(self, name):
         return os.path.join(self.dir, name + ".pt")
@@ -52,7 +52,8 @@ class Suite:
         """Write the models of tests/dnn/models.py that are not there yet."""
         for name in names:
             if not os.path.exists(self.model(name)):
-                models.build(name).save(self.model(name))
+                models.build(name).save(self.model(name),
+                                        _extra_files=models.EXTRA.get(name, {}))
 
     def path(self, name):
         return os.path.join(self.dir, name)
@@ -1028,7 +1029,83 @@ def window_package(s, w, h):
     s.compare("window-pt2-cuda-rgb0-vs-cpu", ref, out, 3)
 
 
-GROUPS = ["rgb", "precision", "yuv", "reinit", "batch", "multigpu", "aoti", "export",
+# scale_cuda=format=rgb0 (our patch to scale_cuda): YUV CUDA frames to RGB
+# with its default algorithm (bicubic) against the float64 reference of
+# tests/dnn/yuv_ref.py, upsampling chroma as that bicubic does (two taps of
+# weights 3f^2 - 2f^3, rounded to sample values).  Within 3 LSB: the
+# sampler rounds chroma to its sample type before the matrix, and a chroma
+# value rounded the other way moves R or B by up to 2.14 LSB (BT.2020,
+# limited range), plus the final rounding; a chroma siting off by a
+# quarter sample, or another matrix or range, is tens of LSB off.
+SCALE_CUDA_CASES = [("nv12", "bt709", "tv", "center", 318, 238),
+                    ("nv12", "bt709", "tv", "left", 318, 238),
+                    ("nv12", "smpte170m", "pc", "left", 317, 238),
+                    ("yuv420p", "smpte170m", "pc", "topleft", 318, 238),
+                    ("p010le", "bt2020nc", "tv", "left", 318, 238),
+                    ("yuv444p", "bt709", "pc", "center", 318, 238),
+                    ("yuv444p", "bt470bg", "tv", "center", 318, 238)]
+
+
+def yuv_input(sw, w, h, spc, rng, loc, raw):
+    return ["-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h), "-colorspace", spc,
+            "-color_range", rng] + (["-chroma_sample_location", loc] if loc != "center"
+                                    else []) + ["-i", raw]
+
+
+def scale_cuda_rgb(s, tag, inp, chain, out_fmt="rgb0"):
+    out = s.path(tag + ".rgb")
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"] + inp +
+                   ["-vf", "hwupload," + chain + ",hwdownload,format=" + out_fmt,
+                    "-f", "rawvideo", out])
+    return (out if rc == 0 else None), rc, err
+
+
+def scale_cuda_vs_ref(s, sw, spc, rng, loc, w, h, order):
+    raw = raw_yuv(s, sw, w, h, spc, rng)
+    tag = "scale_cuda-%s-%s-%s-%s-%s-%dx%d" % (sw, spc, rng, loc, order, w, h)
+    out, rc, err = scale_cuda_rgb(s, tag, yuv_input(sw, w, h, spc, rng, loc, raw),
+                                  "scale_cuda=format=" + order, order)
+    if not out:
+        s.check(tag, False, "(rc %d: %s)" % (rc, err.strip().splitlines()[-1:]))
+        return
+    fmt = yuv_ref.Format(sw, w, h)
+    data, got = open(raw, "rb").read(), open(out, "rb").read()
+    n = len(data) // fmt.frame_bytes
+    worst, pad = 0.0, True
+    for i in range(n):
+        planes = fmt.unpack(data[i * fmt.frame_bytes:(i + 1) * fmt.frame_bytes])
+        want = yuv_ref.to_rgb(fmt, *planes, spc, rng == "pc", loc, True, True) * 255
+        frame = torch.frombuffer(bytearray(got[i * w * h * 4:(i + 1) * w * h * 4]),
+                                 dtype=torch.uint8).view(h, w, 4).permute(2, 0, 1).double()
+        rgb = frame[[2, 1, 0]] if order == "bgr0" else frame[:3]
+        worst = max(worst, float((rgb - want).abs().max()))
+        pad = pad and bool((frame[3] == 255).all())
+    s.check(tag, len(got) == n * w * h * 4 and worst <= 3 and pad,
+            "(max diff %.2f LSB, <= 3; padding 255: %s)" % (worst, pad))
+
+
+def run_scale_cuda(s):
+    for sw, spc, rng, loc, w, h in SCALE_CUDA_CASES:
+        scale_cuda_vs_ref(s, sw, spc, rng, loc, w, h, "rgb0")
+    scale_cuda_vs_ref(s, "nv12", "bt709", "tv", "left", 318, 238, "bgr0")
+    # then into the model on CUDA frames, against the same RGB frames
+    # through the model on the CPU
+    raw = raw_yuv(s, "nv12", 318, 238, "bt709", "tv")
+    inp = yuv_input("nv12", 318, 238, "bt709", "tv", "left", raw)
+    conv = "scale_cuda=format=rgb0,"
+    dnn = "dnn_processing=dnn_backend=torch:model=" + s.model("conv")
+    gpu, rc1, e1 = scale_cuda_rgb(s, "scale_cuda-conv-gpu", inp, conv + dnn)
+    cpu, rc2, e2 = scale_cuda_rgb(s, "scale_cuda-conv-cpu", inp,
+                                  conv + "hwdownload,format=rgb0,format=rgb24," + dnn +
+                                  ",format=rgb0,hwupload")
+    s.compare("scale_cuda-nv12-rgb0-conv-cuda-vs-cpu", cpu, gpu, 2)
+    out, rc, err = scale_cuda_rgb(s, "scale_cuda-filters", inp,
+                                  "scale_cuda=format=rgb0:use_filters=1")
+    s.check("scale_cuda-use_filters-rgb-error",
+            rc != 0 and "use_filters cannot convert YUV to RGB" in err, "(rc %d)" % rc)
+
+
+GROUPS = ["rgb", "precision", "yuv", "scale_cuda", "reinit", "batch", "multigpu", "aoti", "export",
           "copies", "window", "memory", "sanitizer"]
 
 
@@ -1047,7 +1124,8 @@ def main():
 
     s = Suite(args)
     runs = {"rgb": (run_formats, run_sizes_and_contexts, run_errors),
-            "precision": (run_precision,), "yuv": (run_yuv,), "reinit": (run_reinit,),
+            "precision": (run_precision,), "yuv": (run_yuv,),
+            "scale_cuda": (run_scale_cuda,), "reinit": (run_reinit,),
             "batch": (run_batch,), "multigpu": (run_multigpu,), "aoti": (run_aoti,),
             "export": (run_export,), "copies": (run_host_copies,),
             "window": (run_window,),

@@ -417,8 +417,12 @@ def build(name):
 
 
 # What a model declares in its file: sharpen's weights are a buffer (a
-# grouped convolution), so only its extra file tells its 3 channels.
-EXTRA = {"sharpen": {"dnn.input.channels": "3"}}
+# grouped convolution), so only its extra file tells its 3 channels; the
+# one-channel window nets (whose first weight sees n frames) say theirs,
+# which gives them the Y plane of YUV CUDA frames.
+EXTRA = {"sharpen": {"dnn.input.channels": "3"},
+         "win_conv3y": {"dnn.input.channels": "1"},
+         "win_conv5y": {"dnn.input.channels": "1"}}
 
 NAMES = ["conv", "conv1", "small", "sr2", "sr2y", "invert", "sharpen",
          "conv_half", "conv_bf16", "conv_w_half", "conv_w_bf16", "overshoot",

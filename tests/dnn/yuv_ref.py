@@ -26,11 +26,15 @@ def _pick(c, dim, index):
     return c.index_select(dim, index.long().clamp(0, c.shape[dim] - 1))
 
 
-def upsample(c, dim, n, pos):
+def upsample(c, dim, n, pos, smooth=False):
+    """smooth: weights 3f^2 - 2f^3 instead of f (scale_cuda's bicubic with
+    its default parameter, whose outer taps are 0)."""
     m = c.shape[dim]
     src = (torch.arange(n, dtype=F64) + 0.5) * m / n - (pos + 0.5) / 2
     i = src.floor()
     f = _along(dim, src - i)
+    if smooth:
+        f = f * f * (3 - 2 * f)
     return _pick(c, dim, i) * (1 - f) + _pick(c, dim, i + 1) * f
 
 
@@ -77,14 +81,17 @@ class Format:
         return torch.cat([y.flatten(), c])
 
 
-def to_rgb(fmt, y, u, v, spc, full, loc):
+def to_rgb(fmt, y, u, v, spc, full, loc, smooth=False, round_chroma=False):
+    """round_chroma: upsampled chroma rounded to sample values first."""
     kr, kb = KR_KB[spc]
     kg = 1 - kr - kb
     s, mx = 1 << (fmt.depth - 8), (1 << fmt.depth) - 1
     if fmt.sub:
         px, py = LOCATION[loc]
-        u = upsample(upsample(u, 0, fmt.h, py), 1, fmt.w, px)
-        v = upsample(upsample(v, 0, fmt.h, py), 1, fmt.w, px)
+        u = upsample(upsample(u, 0, fmt.h, py, smooth), 1, fmt.w, px, smooth)
+        v = upsample(upsample(v, 0, fmt.h, py, smooth), 1, fmt.w, px, smooth)
+        if round_chroma:
+            u, v = u.round(), v.round()
     u, v = u - 128 * s, v - 128 * s
     if full:
         y, u, v = y / mx, u / mx, v / mx
