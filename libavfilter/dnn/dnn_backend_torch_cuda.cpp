@@ -884,6 +884,18 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
     return 0;
 }
 
+/* rgba and bgra keep the input's alpha where the model keeps the size. */
+static void th_keep_alpha(const THCuda *cuda, const AVFrame *in, AVFrame *frame)
+{
+    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(cuda->sw_format);
+
+    if (!(desc->flags & AV_PIX_FMT_FLAG_ALPHA) || cuda->pad < 0 ||
+        in->width != frame->width || in->height != frame->height)
+        return;
+    th_cuda_view(cuda, frame).select(2, cuda->pad)
+        .copy_(th_cuda_view(cuda, in).select(2, cuda->pad));
+}
+
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
                                    const AVFrame *in, AVFrame *frame)
 {
@@ -898,6 +910,7 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
         if (cuda->yuv)
             return th_tensor_to_yuv(cuda, output, in, frame);
         th_tensor_to_rgb(cuda, output, frame);
+        th_keep_alpha(cuda, in, frame);
     } catch (const std::exception &e) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n", e.what());
         return AVERROR_EXTERNAL;

@@ -143,6 +143,34 @@ def run_formats(s):
         if sw in ("rgb0", "bgra"):
             s.check("cuda-%s-one-pass-output" % sw, "backend's CUDA kernel" in err,
                     "(verbose log: output written by our kernel)")
+    run_alpha(s, w, h)
+
+
+def run_alpha(s, w, h):
+    """rgba and bgra: a same-size model keeps the input's alpha (random
+    bytes here), an x2 model gives 255."""
+    src = s.path("alpha-%dx%d.raw" % (w, h))
+    gen = torch.Generator().manual_seed(7)
+    frames = torch.randint(0, 256, (3, h, w, 4), dtype=torch.uint8, generator=gen)
+    open(src, "wb").write(bytes(frames.flatten().tolist()))
+    for sw in ("rgba", "bgra"):
+        for model, scale in (("conv", 1), ("sr2", 2)):
+            out = s.path("alpha-%s-%s.raw" % (sw, model))
+            rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+                            "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
+                            "-i", src, "-vf", "hwupload,dnn_processing=dnn_backend=torch:"
+                            "model=%s,hwdownload,format=%s" % (s.model(model), sw),
+                            "-f", "rawvideo", out])
+            name = "cuda-%s-%s-alpha" % (sw, model)
+            data = open(out, "rb").read() if rc == 0 else b""
+            if len(data) != 3 * h * scale * w * scale * 4:
+                s.check(name, False, "(rc %d, %d bytes)" % (rc, len(data)))
+                continue
+            got = torch.frombuffer(bytearray(data), dtype=torch.uint8).view(
+                3, h * scale, w * scale, 4)[..., 3]
+            want = frames[..., 3] if scale == 1 else torch.full_like(got, 255)
+            s.check(name, bool((got == want).all()),
+                    "(alpha %s)" % ("kept" if scale == 1 else "255 after x2"))
 
 
 def run_sizes_and_contexts(s):
