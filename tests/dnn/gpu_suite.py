@@ -1131,6 +1131,10 @@ def run_scale_cuda(s):
                                   "scale_cuda=format=rgb0:use_filters=1")
     s.check("scale_cuda-use_filters-rgb-error",
             rc != 0 and "use_filters cannot convert YUV to RGB" in err, "(rc %d)" % rc)
+    ycgco = yuv_input("nv12", 318, 238, "ycgco", "tv", "center", raw)
+    out, rc, err = scale_cuda_rgb(s, "scale_cuda-ycgco", ycgco, "scale_cuda=format=rgb0")
+    s.check("scale_cuda-ycgco-rgb-error",
+            rc != 0 and "Cannot convert YUV of colorspace ycgco to RGB" in err, "(rc %d)" % rc)
 
 
 GROUPS = ["rgb", "precision", "yuv", "scale_cuda", "reinit", "batch", "multigpu", "aoti", "export",
