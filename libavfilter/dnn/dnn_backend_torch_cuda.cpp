@@ -79,6 +79,7 @@ struct THCuda {
     int bpp;                ///< bytes per pixel
     int rgb[3];             ///< byte of R, G and B in a pixel
     int pad;                ///< padding byte, or -1
+    int alpha;              ///< pad is alpha (rgba, bgra): kept from the input
     int yuv;                ///< planar or semi-planar YUV (not RGB)
     int depth;              ///< bits per YUV sample (8 or 10)
     int sub;                ///< log2 of chroma subsampling (both directions)
@@ -142,8 +143,8 @@ const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[] = {
 /*
  * Where the samples of a listed sw_format are, from its descriptor: the
  * bytes of R, G and B in a packed pixel, and for 4-byte pixels the other
- * one (padding or alpha, written as 255); the YUV formats subsample chroma
- * alike in both directions.
+ * one (padding, written as 255, or alpha, see th_keep_alpha()); the YUV
+ * formats subsample chroma alike in both directions.
  */
 static int th_cuda_layout(THCuda *cuda)
 {
@@ -170,6 +171,7 @@ static int th_cuda_layout(THCuda *cuda)
         cuda->rgb[c] = desc->comp[c].offset;
     /* of bytes 0 to 3 (sum 6), the one that is not R, G or B */
     cuda->pad = cuda->bpp == 4 ? 6 - cuda->rgb[0] - cuda->rgb[1] - cuda->rgb[2] : -1;
+    cuda->alpha = cuda->pad >= 0 && (desc->flags & AV_PIX_FMT_FLAG_ALPHA);
     return 0;
 }
 
@@ -887,10 +889,7 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
 /* rgba and bgra keep the input's alpha where the model keeps the size. */
 static void th_keep_alpha(const THCuda *cuda, const AVFrame *in, AVFrame *frame)
 {
-    const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(cuda->sw_format);
-
-    if (!(desc->flags & AV_PIX_FMT_FLAG_ALPHA) || cuda->pad < 0 ||
-        in->width != frame->width || in->height != frame->height)
+    if (!cuda->alpha || in->width != frame->width || in->height != frame->height)
         return;
     th_cuda_view(cuda, frame).select(2, cuda->pad)
         .copy_(th_cuda_view(cuda, in).select(2, cuda->pad));
