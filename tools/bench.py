@@ -53,10 +53,9 @@ class Scenario:
     width: int
     height: int
     device: str = "cpu"         # where the model runs
-    frames: str = "cpu"         # where the frames live: cpu, cuda (hwupload), nvdec,
-                                # nvdec_rgb (NVDEC, then scale_cuda=format=rgb0),
-                                # cuda_nv12 (nv12 uploaded), cuda_nv12_rgb (the
-                                # same, then scale_cuda=format=rgb0)
+    frames: str = "cpu"         # where the frames live: cpu, cuda (rgb0 uploaded),
+                                # nvdec, cuda_nv12 (nv12 uploaded); ours takes
+                                # YUV through scale_cuda=format=rgb0
     builds: tuple = ("ours", "upstream", "master")
     async_: int = 1
     clip: str = ""              # the NVDEC scenario's input
@@ -94,9 +93,7 @@ class Scenario:
     @property
     def name(self):
         where = {"cpu": self.device, "nvdec": "NVDEC MPEG-2 -> cuda",
-                 "nvdec_rgb": "NVDEC MPEG-2 -> scale_cuda rgb0 -> cuda",
-                 "cuda_nv12": "cuda, nv12 CUDA frames",
-                 "cuda_nv12_rgb": "cuda, nv12 CUDA frames -> scale_cuda rgb0"}.get(
+                 "cuda_nv12": "cuda, nv12 CUDA frames"}.get(
             self.frames, f"{self.device}, {self.frames} frames")
         prec = f" {self.precision}" if self.precision else ""
         prec += " nchw" if self.channels_last == 0 else ""
@@ -136,7 +133,7 @@ def scenarios(gpu):
                 for cl in (-1, 1):
                     out.append(Scenario(m, w, h, "cuda", "cuda", ("ours",), 1, package=p,
                                         channels_last=cl))
-        # decode to inference: NVDEC's CUDA frames into the model (ours);
+        # decode to inference: NVDEC's CUDA frames, scale_cuda to rgb0, the model (ours);
         # upstream: hwdownload, rgb24 on the CPU, the model with device=cuda
         out.append(Scenario("small", 1920, 1080, "cuda", "nvdec"))
     return out + user_models(gpu)
@@ -186,11 +183,10 @@ def user_models(gpu):
         # model's work match the CUDA frames row
         out.append(Scenario("compact", 960, 540, "cuda", "nvdec", ("ours",),
                             precision="fp16", **big))
-        # NVDEC's YUV frames converted by the model's unit (the fused path)
-        # or by scale_cuda=format=rgb0 before it, at 1080p and 4K
-        # (decode-bound), and on uploaded nv12 frames (the pass's own cost)
+        # NVDEC's YUV frames through scale_cuda=format=rgb0 at 1080p and 4K
+        # (decode-bound), and uploaded nv12 frames (the conversion's cost)
         for w, h in ((1920, 1080), (3840, 2160)):
-            for fr in ("nvdec", "nvdec_rgb", "cuda_nv12", "cuda_nv12_rgb"):
+            for fr in ("nvdec", "cuda_nv12"):
                 out.append(Scenario("small", w, h, "cuda", fr, ("ours",), precision="fp16"))
     return out
 
@@ -207,11 +203,11 @@ def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
         src = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda",
                "-stream_loop", "-1", "-i", sc.clip]
         chain = ["hwdownload", "format=nv12", "format=rgb24"] if build != "ours" and dnn else []
-        if sc.frames == "nvdec_rgb" and dnn and build == "ours":
+        if dnn and build == "ours":
             chain = ["scale_cuda=format=rgb0"]
     else:
         chain.append("loop=loop=-1:size=1")
-    if sc.frames == "cuda_nv12_rgb" and dnn:
+    if sc.frames == "cuda_nv12" and dnn:
         chain.append("scale_cuda=format=rgb0")
     if frames:
         chain.append(f"trim=end_frame={frames}")

@@ -1215,11 +1215,17 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
     try {
         torch::Tensor y;
 
-        /* YUV CUDA frames: RGB, or the Y plane for a model known to take
-         * one channel (th_find_channels) */
-        if (th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda) &&
-            th_model->in_channels == 1)
+        /* YUV CUDA frames: the Y plane, for a model known to take one
+         * channel (th_find_channels); scale_cuda makes RGB for the others */
+        if (th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda)) {
+            if (th_model->in_channels != 1) {
+                av_log(th_model->ctx, AV_LOG_ERROR, "YUV CUDA frames go only to a model "
+                       "known to take one channel; put scale_cuda=format=rgb0 before "
+                       "the filter\n");
+                return AVERROR(EINVAL);
+            }
             channels = th_model->cuda_channels = 1;
+        }
         y = th_probe(th_model, channels, input_width, input_height);
         ret = ff_dnn_th_window_check_output(th_model->window, th_model->ctx, y);
         if (ret >= 0)

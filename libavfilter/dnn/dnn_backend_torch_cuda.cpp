@@ -37,7 +37,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 extern "C" {
-#include "libavutil/csp.h"
 #include "libavutil/hwcontext.h"
 #include "libavutil/imgutils.h"
 #include "libavutil/mem.h"
@@ -49,28 +48,7 @@ extern "C" {
 #include "dnn_backend_torch_cuda.h"
 
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <vector>
-
-/*
- * What depends only on the stream's geometry or colours, built once on the
- * host and kept on the GPU: a colour matrix (m), or the taps of a resampling
- * along one axis (index and weight, taps x output samples).
- */
-struct THCached {
-    int kind;
-    int64_t a, b;
-    double pos;
-    torch::Tensor m, index, weight;
-};
-
-/* The entries, in a deque so that references stay valid as it grows;
- * the filter thread (a window's ring) and a worker (outputs) both use it. */
-struct THCache {
-    std::mutex lock;
-    std::deque<THCached> entries;
-};
 
 struct THCuda {
     void *log_ctx;
@@ -88,8 +66,6 @@ struct THCuda {
     int primary;            ///< FFmpeg works in the primary context
     cudaStream_t stream;    ///< where LibTorch works
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
-    struct THCache *cached;     ///< YUV matrices and resampling taps, built
-                                ///< once per geometry
 };
 
 /* Pushes FFmpeg's CUDA context for the scope, pops it at the end. */
@@ -205,7 +181,6 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
     try {
         c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
         cuda->k255   = new torch::Tensor(torch::scalar_tensor(255.0));
-        cuda->cached = new THCache();
         cuda->stream = cuda->primary ?
                        (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx) :
                        c10::cuda::getStreamFromPool(false, index).stream();
@@ -230,7 +205,6 @@ void ff_dnn_th_cuda_uninit(THCuda **pcuda)
     if (!*pcuda)
         return;
     delete (*pcuda)->k255;
-    delete (*pcuda)->cached;
     ff_dnn_th_cudactx_uninit(&(*pcuda)->ctx);
     av_freep(pcuda);
 }
@@ -301,209 +275,7 @@ int ff_dnn_th_cuda_is_yuv(const THCuda *cuda)
     return cuda->yuv;
 }
 
-/* ---- YUV frames (NVDEC output and friends) ---- */
-
-enum THCachedKind { TH_UP, TH_DOWN, TH_CUBIC, TH_TO_RGB, TH_FROM_RGB };
-
-/*
- * Chroma resampling on swscale's grid, so that the GPU path and the CPU path
- * (swscale to RGB and back, flags area+full_chroma_int+full_chroma_inp)
- * agree.  Along one axis of n luma and m chroma samples, chroma sample j
- * sits at luma position (j + (pos + 0.5) / 2) * n / m - 0.5, where pos is the
- * frame's chroma location in luma samples (0 left or top, 0.5 center, 1
- * bottom); n / m is 2 except for odd sizes.
- *
- * Each function below gives the taps from m samples to n along one axis:
- * index and weight, taps x n, computed on the host in double precision.
- */
-static void th_chroma_location(const AVFrame *frame, double *x, double *y)
-{
-    int xpos, ypos;
-
-    if (av_chroma_location_enum_to_pos(&xpos, &ypos, frame->chroma_location) < 0)
-        xpos = ypos = 128;          /* unspecified: center, as swscale */
-    *x = xpos / 256.0;
-    *y = ypos / 256.0;
-}
-
-static torch::Tensor th_positions(int64_t n, double offset, double step)
-{
-    return (torch::arange(n, torch::kFloat64) + offset) * step;
-}
-
-/* Chroma to luma resolution: linear interpolation. */
-static void th_chroma_up(int64_t m, int64_t n, double pos, torch::Tensor &index,
-                         torch::Tensor &weight)
-{
-    torch::Tensor src = th_positions(n, 0.5, (double)m / n) - (pos + 0.5) / 2;
-    torch::Tensor i = src.floor(), f = src - i;
-
-    index  = torch::stack({ i, i + 1 });
-    weight = torch::stack({ 1 - f, f });
-}
-
-/* Luma to chroma resolution: area average. */
-static void th_chroma_down(int64_t n, int64_t m, double pos, torch::Tensor &index,
-                           torch::Tensor &weight)
-{
-    const double r = (double)n / m;                 /* at most 2 */
-    torch::Tensor p = th_positions(m, (pos + 0.5) / 2, r) - 0.5;
-    std::vector<torch::Tensor> k, w;
-
-    for (int d = -1; d <= 2; d++) {
-        k.push_back(p.floor() + d);
-        w.push_back((torch::minimum(p + r / 2, k.back() + 0.5) -
-                     torch::maximum(p - r / 2, k.back() - 0.5)).clamp_min(0) / r);
-    }
-    index  = torch::stack(k);
-    weight = torch::stack(w);
-}
-
-/*
- * Chroma planes when a one-channel model changes the size, as the CPU path
- * scales them with swscale's bicubic (Keys, a = -0.6): five taps from
- * trunc(src - 1.5), renormalized where that drops one at the top or left
- * edge.  (th_tensor_to_yuv caps the horizontal pass as swscale does.)
- */
-static void th_cubic(int64_t m, int64_t n, torch::Tensor &index, torch::Tensor &weight)
-{
-    const double a = -0.6;
-    torch::Tensor src = th_positions(n, 0.5, (double)m / n) - 0.5;
-    torch::Tensor first = (src - 1.5).trunc();
-    std::vector<torch::Tensor> k, w;
-
-    for (int t = 0; t < 5; t++) {
-        torch::Tensor d = (src - (first + t)).abs();
-        torch::Tensor near = ((a + 2) * d - (a + 3)) * d * d + 1;
-        torch::Tensor far  = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
-        k.push_back(first + t);
-        w.push_back(torch::where(d < 1, near, far).masked_fill_(d >= 2, 0.0));
-    }
-    index  = torch::stack(k);
-    weight = torch::stack(w);
-    weight = weight / weight.sum(0);
-}
-
-typedef struct THYuvMatrix {
-    double kr, kb;
-    int full;
-} THYuvMatrix;
-
-/*
- * The frame's colour matrix (libavutil's luma coefficients) and range, with
- * swscale's defaults: BT.601 where the frame names none or no Kr/Kb matrix
- * (RGB, YCgCo), limited range.
- */
-static THYuvMatrix th_yuv_matrix(const AVFrame *frame)
-{
-    enum AVColorSpace csp = frame->colorspace;
-    const AVLumaCoefficients *c = NULL;
-
-    if (csp != AVCOL_SPC_RGB && csp != AVCOL_SPC_YCGCO)
-        c = av_csp_luma_coeffs_from_avcsp(csp);
-    if (!c)
-        c = av_csp_luma_coeffs_from_avcsp(AVCOL_SPC_SMPTE170M);
-    return { av_q2d(c->cr), av_q2d(c->cb), frame->color_range == AVCOL_RANGE_JPEG };
-}
-
-/*
- * Sample values (Y, U, V) to [0, 1] RGB as one 3 x 4 affine matrix, and its
- * inverse: y' = (y - yoff) / ys, u' = (u - coff) / cs, v' likewise.
- */
-static torch::Tensor th_color_matrix(const THCuda *cuda, const THYuvMatrix &m, int to_rgb)
-{
-    const double s = 1 << (cuda->depth - 8), max = (1 << cuda->depth) - 1;
-    const double yoff = m.full ? 0 : 16 * s, ys = m.full ? max : 219 * s;
-    const double coff = 128 * s, cs = m.full ? max : 224 * s;
-    const double kr = m.kr, kb = m.kb, kg = 1 - kr - kb;
-    double a[3][4];
-
-    if (to_rgb) {
-        const double rv = 2 * (1 - kr) / cs, bu = 2 * (1 - kb) / cs;
-        const double gu = 2 * kb * (1 - kb) / kg / cs, gv = 2 * kr * (1 - kr) / kg / cs;
-        const double rows[3][3] = { { 1 / ys, 0, rv }, { 1 / ys, -gu, -gv }, { 1 / ys, bu, 0 } };
-        for (int i = 0; i < 3; i++) {
-            for (int j = 0; j < 3; j++)
-                a[i][j] = rows[i][j];
-            a[i][3] = -(rows[i][0] * yoff + (rows[i][1] + rows[i][2]) * coff);
-        }
-    } else {
-        const double rows[3][3] = {
-            { kr * ys, kg * ys, kb * ys },
-            { -kr / (2 * (1 - kb)) * cs, -kg / (2 * (1 - kb)) * cs, 0.5 * cs },
-            { 0.5 * cs, -kg / (2 * (1 - kr)) * cs, -kb / (2 * (1 - kr)) * cs },
-        };
-        for (int i = 0; i < 3; i++) {
-            for (int j = 0; j < 3; j++)
-                a[i][j] = rows[i][j];
-            a[i][3] = i ? coff : yoff;
-        }
-    }
-    return torch::from_blob(a, { 3, 4 }, torch::kFloat64).to(torch::kFloat32).clone();
-}
-
-/* The cached entry for (kind, a, b, pos), built on first use. */
-static const THCached &th_cached(THCuda *cuda, int kind, int64_t a, int64_t b, double pos,
-                                 const THYuvMatrix *cm = NULL)
-{
-    std::lock_guard<std::mutex> hold(cuda->cached->lock);
-
-    for (const THCached &c : cuda->cached->entries)
-        if (c.kind == kind && c.a == a && c.b == b && c.pos == pos)
-            return c;
-
-    auto dev = torch::Device(torch::kCUDA, cuda->device_index);
-    THCached e = { kind, a, b, pos, torch::Tensor(), torch::Tensor(), torch::Tensor() };
-    torch::Tensor keep;
-    if (kind == TH_TO_RGB || kind == TH_FROM_RGB) {
-        e.m = th_color_matrix(cuda, *cm, kind == TH_TO_RGB).to(dev);
-    } else {
-        if (kind == TH_UP)
-            th_chroma_up(a, b, pos, e.index, e.weight);
-        else if (kind == TH_DOWN)
-            th_chroma_down(a, b, pos, e.index, e.weight);
-        else
-            th_cubic(a, b, e.index, e.weight);
-        keep = e.weight.abs().amax(1).gt(0);       /* taps that are zero everywhere */
-        e.index  = e.index.index({ keep }).clamp(0, a - 1).to(torch::kLong).to(dev);
-        e.weight = e.weight.index({ keep }).to(torch::kFloat32).to(dev);
-    }
-    cuda->cached->entries.push_back(e);
-    return cuda->cached->entries.back();
-}
-
-/* Colour matrix for a frame, cached by colourspace and range. */
-static torch::Tensor th_frame_matrix(THCuda *cuda, const AVFrame *frame, int to_rgb)
-{
-    THYuvMatrix m = th_yuv_matrix(frame);
-
-    return th_cached(cuda, to_rgb ? TH_TO_RGB : TH_FROM_RGB,
-                     frame->colorspace, m.full, 0, &m).m;
-}
-
-/* c resampled along dim with the cached taps. */
-static torch::Tensor th_apply(const torch::Tensor &c, int dim, const THCached &t)
-{
-    torch::Tensor sum;
-
-    for (int64_t k = 0; k < t.index.size(0); k++) {
-        torch::Tensor x = c.index_select(dim, t.index[k]);
-        torch::Tensor w = dim == 1 ? t.weight[k].unsqueeze(1) : t.weight[k];
-        sum = sum.defined() ? sum.addcmul_(x, w) : x.mul_(w);
-    }
-    return sum;
-}
-
-/* Resamples planes (P x m_h x m_w) to P x h x w, horizontally first. */
-static torch::Tensor th_resample(THCuda *cuda, int kind, const torch::Tensor &c,
-                                 int64_t h, int64_t w, double px, double py, double cap)
-{
-    torch::Tensor t = th_apply(c, 2, th_cached(cuda, kind, c.size(2), w, px));
-
-    if (cap > 0)
-        t = t.clamp_max_(cap);
-    return th_apply(t, 1, th_cached(cuda, kind, c.size(1), h, py));
-}
+/* ---- YUV frames: the Y plane, for one-channel models ---- */
 
 /* Plane p of a YUV CUDA frame as a uint8 or int16 h x w x pairs view. */
 static torch::Tensor th_yuv_view(const THCuda *cuda, const AVFrame *frame, int p,
@@ -518,7 +290,7 @@ static torch::Tensor th_yuv_view(const THCuda *cuda, const AVFrame *frame, int p
                             opts.dtype(bytes == 2 ? torch::kInt16 : torch::kUInt8));
 }
 
-/* Sample values of a view, as float. */
+/* Sample values of a view, as float (P010's 10 bits sit in the high ones). */
 static torch::Tensor th_yuv_values(const THCuda *cuda, const torch::Tensor &view)
 {
     if (cuda->depth == 8)
@@ -527,103 +299,49 @@ static torch::Tensor th_yuv_values(const THCuda *cuda, const torch::Tensor &view
                .bitwise_right_shift(16 - cuda->depth).to(torch::kFloat32);
 }
 
-/* The chroma planes of a frame as float 2 x ch x cw (U, V). */
-static torch::Tensor th_yuv_chroma(const THCuda *cuda, const AVFrame *frame)
-{
-    int64_t ch = -(-(int64_t)frame->height >> cuda->sub);
-    int64_t cw = -(-(int64_t)frame->width  >> cuda->sub);
-
-    if (cuda->interleaved)
-        return th_yuv_values(cuda, th_yuv_view(cuda, frame, 1, ch, cw).permute({ 2, 0, 1 }));
-    return th_yuv_values(cuda, torch::cat({ th_yuv_view(cuda, frame, 1, ch, cw),
-                                            th_yuv_view(cuda, frame, 2, ch, cw) }, 2)
-                                   .permute({ 2, 0, 1 }));
-}
-
-/*
- * YUV to the model's RGB input: one addmm, computed in float32, written
- * pixel-major (NHWC strides) for a channels-last model, then cast once to
- * the model's dtype (strides kept).
- */
+/* The Y plane as the model's 1 x 1 x H x W input in [0, 1], as the CPU path
+ * gives a gray or YUV frame's Y plane. */
 static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
                             const THInputSpec &spec, torch::Tensor &input)
 {
     const int64_t h = frame->height, w = frame->width;
-    torch::Tensor y = th_yuv_values(cuda, th_yuv_view(cuda, frame, 0, h, w).permute({ 2, 0, 1 }));
-    torch::Tensor uv, m, x;
 
-    if (channels == 1) {            /* the Y plane as the CPU path gives it */
-        input = y.div((1 << cuda->depth) - 1).view({ 1, 1, h, w }).to(spec.dtype);
-        return 0;
+    if (channels != 1) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "YUV CUDA frames go to one-channel models "
+               "only; put scale_cuda=format=rgb0 before the filter\n");
+        return AVERROR(EINVAL);
     }
-    uv = th_yuv_chroma(cuda, frame);
-    if (cuda->sub) {
-        double px, py;
-        th_chroma_location(frame, &px, &py);
-        uv = th_resample(cuda, TH_UP, uv, h, w, px, py, 0);
-    }
-    m = th_frame_matrix(cuda, frame, 1);
-    x = torch::cat({ y, uv }).view({ 3, -1 });
-    if (spec.channels_last)
-        input = at::addmm(m.narrow(1, 3, 1).t(), x.t(), m.narrow(1, 0, 3).t())
-                    .clamp_(0.0, 1.0).view({ 1, h, w, 3 }).permute({ 0, 3, 1, 2 });
-    else
-        input = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), x)
-                    .clamp_(0.0, 1.0).view({ 1, 3, h, w });
-    input = input.to(spec.dtype);
+    input = th_yuv_values(cuda, th_yuv_view(cuda, frame, 0, h, w))
+                .div((1 << cuda->depth) - 1).view({ 1, 1, h, w }).to(spec.dtype);
     return 0;
 }
 
-/* Write sample values (float, P x h x w) into plane p: P is 2 for UV pairs. */
-static void th_yuv_store(const THCuda *cuda, AVFrame *frame, int p, const torch::Tensor &values)
+/*
+ * A one-channel output as the Y plane, and the input's chroma: copied where
+ * the model keeps the size, scaled bicubically where it does not, as the
+ * CPU path scales it.
+ */
+static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
+                             const AVFrame *in, AVFrame *frame)
 {
     const double max = (1 << cuda->depth) - 1;
-    torch::Tensor out = th_yuv_view(cuda, frame, p, values.size(1), values.size(2));
-    torch::Tensor q = values.round().clamp_(0.0, max).permute({ 1, 2, 0 });
-
-    if (cuda->depth > 8)
-        q = q.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
-    out.copy_(q);
-}
-
-static void th_yuv_store_chroma(const THCuda *cuda, AVFrame *frame, const torch::Tensor &uv)
-{
-    if (cuda->interleaved) {
-        th_yuv_store(cuda, frame, 1, uv);
-    } else {
-        th_yuv_store(cuda, frame, 1, uv.narrow(0, 0, 1));
-        th_yuv_store(cuda, frame, 2, uv.narrow(0, 1, 1));
-    }
-}
-
-static int th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
-                            const AVFrame *in, AVFrame *frame)
-{
     const int64_t h = output.size(2), w = output.size(3);
     const int64_t ch = -(-h >> cuda->sub), cw = -(-w >> cuda->sub);
-    torch::Tensor o = output[0].to(torch::kFloat32).clamp(0.0, 1.0), yuv, uv, m;
+    const int64_t ich = -(-(int64_t)in->height >> cuda->sub);
+    const int64_t icw = -(-(int64_t)in->width  >> cuda->sub);
 
-    if (o.size(0) == 1) {           /* Y from the model, chroma carried over */
-        th_yuv_store(cuda, frame, 0, o * ((1 << cuda->depth) - 1));
-        uv = th_yuv_chroma(cuda, in);
-        if (uv.size(1) != ch || uv.size(2) != cw) /* swscale caps at 32767 / 128 */
-            uv = th_resample(cuda, TH_CUBIC, uv, ch, cw, 0, 0,
-                             (double)(1 << cuda->depth) - 1.0 / 128);
-        th_yuv_store_chroma(cuda, frame, uv);
-        return 0;
+    for (int p = 0; p < (cuda->interleaved ? 2 : 3); p++) {
+        torch::Tensor v = p ? th_yuv_values(cuda, th_yuv_view(cuda, in, p, ich, icw))
+                            : output[0].to(torch::kFloat32).clamp(0.0, 1.0).mul(max)
+                                  .permute({ 1, 2, 0 });
+        if (p && (ich != ch || icw != cw))
+            v = at::upsample_bicubic2d(v.permute({ 2, 0, 1 }).unsqueeze(0), { ch, cw },
+                                       false)[0].permute({ 1, 2, 0 });
+        v = v.round().clamp_(0.0, max);
+        if (cuda->depth > 8)
+            v = v.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
+        th_yuv_view(cuda, frame, p, p ? ch : h, p ? cw : w).copy_(v);
     }
-
-    m = th_frame_matrix(cuda, frame, 0);
-    yuv = at::addmm(m.narrow(1, 3, 1), m.narrow(1, 0, 3), o.reshape({ 3, -1 })).view({ 3, h, w });
-    uv = yuv.narrow(0, 1, 2);
-    if (cuda->sub) {                /* chroma downsampled by averaging */
-        double px, py;
-        th_chroma_location(frame, &px, &py);
-        uv = th_resample(cuda, TH_DOWN, uv, ch, cw, px, py, 0);
-    }
-    th_yuv_store(cuda, frame, 0, yuv.narrow(0, 0, 1));
-    th_yuv_store_chroma(cuda, frame, uv);
-    return 0;
 }
 
 /* ---- packed RGB frames ---- */
@@ -907,8 +625,9 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
 
     try {
         if (cuda->yuv)
-            return th_tensor_to_yuv(cuda, output, in, frame);
-        th_tensor_to_rgb(cuda, output, frame);
+            th_tensor_to_yuv(cuda, output, in, frame);
+        else
+            th_tensor_to_rgb(cuda, output, frame);
         th_keep_alpha(cuda, in, frame);
     } catch (const std::exception &e) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n", e.what());

@@ -100,14 +100,14 @@ enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda);
  */
 int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work);
 
-/** 1 for YUV frames (not RGB), whose models may take 3 channels (RGB,
- *  converted on the GPU) or 1 (the Y plane). */
+/** 1 for YUV frames (not RGB): only a one-channel model takes them, its
+ *  Y plane. */
 int ff_dnn_th_cuda_is_yuv(const THCuda *cuda);
 
 /**
  * Map a CUDA frame as a 1xCxHxW tensor in [0, 1] of the spec's dtype and
- * layout: packed RGB into store, YUV converted to RGB with the frame's
- * colour matrix and range (C=3) or its Y plane (C=1).
+ * layout: packed RGB into store (C=3), or a YUV frame's Y plane (C=1; YUV
+ * for another C is an error: scale_cuda converts it to RGB).
  */
 int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
                                    const THInputSpec &spec, torch::Tensor &store,
@@ -116,7 +116,7 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
 /**
  * Write a 1xCxHxW model output of the frame's size into a CUDA frame,
  * device to device; for a one-channel output into YUV, chroma comes from
- * the input frame.
+ * the input frame, scaled bicubically where the size changed.
  */
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
                                    const AVFrame *in, AVFrame *frame);

@@ -207,8 +207,8 @@ def run_precision(s):
         for pix in ("rgb24", "bgr24"):
             out, rc, err = s.cpu_frames("conv", pix, w, h, ":device=cuda:precision=" + prec)
             s.compare("prec-%s-cpuframes-%s-device-cuda" % (prec, pix), ref, out, tol)
-        for sw in ("nv12", "p010le"):
-            precision_yuv(s, sw, prec, tol)
+        for sw, model in (("nv12", "conv"), ("p010le", "conv1")):
+            precision_yuv(s, sw, model, prec, tol)
     for cl in (0, 1):
         out, rc, err = s.cuda_path("conv", "rgb0", w, h, extra=":precision=fp16:channels_last=%d" % cl)
         s.check("prec-fp16-channels-last-%d-log" % cl,
@@ -228,21 +228,21 @@ def run_precision(s):
     run_overflow(s)
 
 
-def precision_yuv(s, sw, prec, tol):
-    """YUV CUDA frames: the same conversions in fp32 and in prec, compared."""
+def precision_yuv(s, sw, model, prec, tol):
+    """YUV CUDA frames (through scale_cuda for a 3-channel model, the Y plane
+    for a 1-channel one) in fp32 and in prec, compared."""
     w, h, spc, rng = 318, 238, "bt709", "tv"
     raw = raw_yuv(s, sw, w, h, spc, rng)
+    vf, out_fmt = yuv_gpu_vf(s, model, ":precision=%s", sw, model_channels(model))
     outs = []
     for p in ("fp32", prec):
         out = s.path("prec-yuv-%s-%s.out" % (sw, p))
         rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
                         "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
                         "-colorspace", spc, "-color_range", rng, "-i", raw, "-vf",
-                        "hwupload,dnn_processing=dnn_backend=torch:model=%s:precision=%s,"
-                        "hwdownload,format=%s" % (s.model("conv"), p, sw),
-                        "-f", "rawvideo", "-pix_fmt", sw, out])
+                        "hwupload," + vf % p, "-f", "rawvideo", "-pix_fmt", out_fmt, out])
         outs.append(out if rc == 0 else None)
-    compare_yuv(s, "prec-%s-cuda-%s-vs-fp32" % (prec, sw), sw, w, h, outs[0], outs[1], tol)
+    compare_out(s, "prec-%s-cuda-%s-vs-fp32" % (prec, sw), out_fmt, w, h, outs[0], outs[1], tol)
 
 
 def run_staged(s):
@@ -324,26 +324,82 @@ def compare_yuv(s, name, sw, w, h, a, b, tol=2):
                 worst[0], worst[1], worst[2], fmt.depth, tol * scale))
 
 
+def model_channels(model):
+    """The channels a test model takes (the Y-plane ones end in y or 1)."""
+    return 1 if re.search(r"(1|y)$", model) else 3
+
+
+def yuv_gpu_vf(s, model, opts, sw, channels):
+    """The GPU chain for YUV CUDA frames and the format it writes: a
+    1-channel model takes the Y plane; a 3-channel one RGB from scale_cuda."""
+    dnn = "dnn_processing=dnn_backend=torch:model=%s%s" % (s.model(model), opts)
+    if channels == 1:
+        return dnn + ",hwdownload,format=" + sw, sw
+    return "scale_cuda=format=rgb0,%s,hwdownload,format=rgb0" % dnn, "rgb0"
+
+
+def compare_out(s, name, fmt, w, h, a, b, tol):
+    if fmt in SW_FORMATS:
+        s.compare(name, a, b, tol)
+    else:
+        compare_yuv(s, name, fmt, w, h, a, b, tol)
+
+
 def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=False,
              opts=""):
-    """inp through the CPU path and through the GPU path, compared; decoded:
+    """inp through the GPU path and through the CPU path, compared; decoded:
     inp gives CUDA frames (NVDEC), else CPU frames that are uploaded; opts:
-    the filter's options after the model, on both paths."""
+    the filter's options after the model, on both paths.  A 3-channel model
+    gets RGB from scale_cuda on both (its conversion is the scale_cuda
+    group's test); a 1-channel one the Y plane, the CPU path's chroma checked
+    where the model keeps the size, else LibTorch's bicubic of the input's."""
     ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
-    rc1, e1 = s.ff(inp + ["-vf", ("hwdownload,format=%s," % sw if decoded else "") +
-                          yuv_cpu_chain(s.model(model) + opts, sw, spc, rng, loc, channels),
-                          "-f", "rawvideo", "-pix_fmt", sw, ref])
     up = "" if decoded else "hwupload,"
     dev = [] if decoded else ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
-    rc2, e2 = s.ff(dev + inp + ["-vf", "%sdnn_processing=dnn_backend=torch:model=%s,"
-                                "hwdownload,format=%s" % (up, s.model(model) + opts, sw),
-                                "-f", "rawvideo", "-pix_fmt", sw, out])
+    vf, out_fmt = yuv_gpu_vf(s, model, opts, sw, channels)
+    if channels == 1:
+        cpu = ("hwdownload,format=%s," % sw if decoded else "") + \
+            yuv_cpu_chain(s.model(model) + opts, sw, spc, rng, loc, channels)
+    else:
+        cpu = "%sscale_cuda=format=rgb0,hwdownload,format=rgb0,format=rgb24," \
+              "dnn_processing=dnn_backend=torch:model=%s%s" % (up, s.model(model), opts)
+    rc1, e1 = s.ff(dev + inp + ["-vf", cpu, "-f", "rawvideo", "-pix_fmt", out_fmt, ref])
+    rc2, e2 = s.ff(dev + inp + ["-vf", up + vf, "-f", "rawvideo", "-pix_fmt", out_fmt, out])
     if rc1 or rc2:
         last = (e2 if rc2 else e1).strip().splitlines()[-1:]
         s.check(tag, False, "(cpu rc %d, gpu rc %d: %s)" % (rc1, rc2, last))
         return
     scale = 2 if model.startswith("sr2") else 1
+    if channels == 3:
+        s.compare(tag, ref, out, 2)     # as the YUV pairs have always allowed
+        return
+    if scale > 1:
+        ref = bicubic_chroma(s, tag, sw, w, h, scale, inp, decoded, ref)
     compare_yuv(s, tag, sw, scale * w, scale * h, ref, out)
+
+
+def bicubic_chroma(s, tag, sw, w, h, scale, inp, decoded, ref):
+    """The CPU path's Y plane with the input's chroma scaled as the GPU path
+    scales it (LibTorch's bicubic, a = -0.75; swscale's differs by up to 16
+    LSB at edges)."""
+    src = s.path(tag + ".in")
+    rc, _ = s.ff(inp + ["-vf", "hwdownload,format=" + sw if decoded else "null",
+                        "-f", "rawvideo", "-pix_fmt", sw, src])
+    fi, fo = yuv_ref.Format(sw, w, h), yuv_ref.Format(sw, scale * w, scale * h)
+    a, b = open(src, "rb").read(), open(ref, "rb").read()
+    frames = []
+    for i in range(len(b) // fo.frame_bytes):
+        y = fo.unpack(b[i * fo.frame_bytes:(i + 1) * fo.frame_bytes])[0]
+        _, u, v = fi.unpack(a[i * fi.frame_bytes:(i + 1) * fi.frame_bytes])
+        uv = torch.nn.functional.interpolate(torch.stack([u, v])[None], size=(fo.ch, fo.cw),
+                                             mode="bicubic", align_corners=False)[0]
+        frames.append(fo.pack(y, uv[0], uv[1]))
+    data = torch.cat(frames)
+    path = s.path(tag + ".bicubic")
+    with open(path, "wb") as f:
+        f.write((data.short() << (16 - fo.depth)).numpy().astype("<u2").tobytes()
+                if fo.depth > 8 else data.to(torch.uint8).numpy().tobytes())
+    return path if rc == 0 else None
 
 
 def raw_yuv(s, sw, w, h, spc, rng):
@@ -362,7 +418,7 @@ def raw_yuv(s, sw, w, h, spc, rng):
 def run_yuv(s):
     cases = []      # (sw, spc, rng, loc, model, w, h)
     for sw in YUV_FORMATS:
-        cases += [(sw, spc, rng, "center", "conv", 318, 238) for spc, rng in COLORS]
+        cases += [(sw, spc, rng, "center", "conv", 318, 238) for spc, rng in COLORS[:2]]
         cases.append((sw, "bt709", "tv", "center", "sr2", 160, 90))
     for sw in ("nv12", "yuv420p", "yuv444p"):
         cases += [(sw, spc, rng, "center", "conv1", 318, 238) for spc, rng in COLORS[:2]]
@@ -380,41 +436,46 @@ def run_yuv(s):
                "-color_range", rng] + (["-chroma_sample_location", loc] if loc != "center"
                                        else []) + ["-i", raw]
         tag = "cuda-yuv-%s-%s-%s-%s-%s-%dx%d" % (sw, spc, rng, loc, model, w, h)
-        yuv_pair(s, tag, inp, sw, w, h, model, 1 if model in ("conv1", "sr2y") else 3,
-                 spc, rng, loc)
+        yuv_pair(s, tag, inp, sw, w, h, model, model_channels(model), spc, rng, loc)
+    raw = raw_yuv(s, "nv12", 318, 238, "bt709", "tv")
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "rawvideo",
+                    "-pix_fmt", "nv12", "-s", "318x238", "-i", raw, "-vf",
+                    "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model("conv"),
+                    "-f", "null", "-"])
+    s.check("cuda-yuv-three-channels-refused", rc > 0 and "YUV CUDA frames go only to a "
+            "model known to take one channel; put scale_cuda=format=rgb0" in err
+            and "Traceback" not in err, "(rc %d)" % rc)
     run_p010_precision(s)
     run_nvdec(s)
 
 
 def run_p010_precision(s):
-    """P010 keeps 10 bits: the GPU path against a float64 reference of the same
-    conversions (tests/dnn/yuv_ref.py) with the model run here, within 1 LSB of
-    10 bits, and the two low bits used."""
-    model = torch.jit.load(s.model("conv")).eval()
-    for (w, h, loc) in ((318, 238, "center"), (317, 238, "left")):
+    """P010 keeps 10 bits: the Y plane through a 1-channel model against the
+    model run here on the same samples, within 1 LSB of 10 bits, the two low
+    bits used, the chroma the input's."""
+    model = torch.jit.load(s.model("conv1")).eval()
+    for (w, h) in ((318, 238), (317, 238)):
         sw, spc, rng = "p010le", "bt709", "tv"
         raw = raw_yuv(s, sw, w, h, spc, rng)
         out = s.path("p010-precision-%dx%d.out" % (w, h))
-        tag = "cuda-p010-10bit-%dx%d-%s" % (w, h, loc)
+        tag = "cuda-p010-10bit-%dx%d" % (w, h)
         rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
                         "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
-                        "-colorspace", spc, "-color_range", rng,
-                        "-chroma_sample_location", loc, "-i", raw, "-frames:v", "1",
+                        "-colorspace", spc, "-color_range", rng, "-i", raw, "-frames:v", "1",
                         "-vf", "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
-                        "hwdownload,format=%s" % (s.model("conv"), sw),
+                        "hwdownload,format=%s" % (s.model("conv1"), sw),
                         "-f", "rawvideo", out])
         if rc:
             s.check(tag, False, "(rc %d)" % rc)
             continue
         fmt = yuv_ref.Format(sw, w, h)
-        data = open(raw, "rb").read()
-        planes = fmt.unpack(data[:fmt.frame_bytes])
+        y, u, v = fmt.unpack(open(raw, "rb").read()[:fmt.frame_bytes])
         with torch.no_grad():
-            rgb = model(yuv_ref.to_rgb(fmt, *planes, spc, False, loc)[None].float())[0].double()
-        want = fmt.pack(*yuv_ref.from_rgb(fmt, rgb, spc, False, loc))
+            want_y = model((y / 1023)[None, None].float())[0, 0].double().clamp(0, 1) * 1023
+        want = fmt.pack(want_y, u, v)
         got = fmt.pack(*fmt.unpack(open(out, "rb").read()))
         diff = int((want - got).abs().max())
-        low = int((got & 3).unique().numel())
+        low = int((got[:w * h] & 3).unique().numel())
         s.check(tag, diff <= 1 and low == 4,
                 "(max diff %d LSB of 10 bits, <= 1; %d of 4 low-bit patterns)" % (diff, low))
 
@@ -458,10 +519,8 @@ def run_nvdec(s):
         w, h = (int(v) for v in size.split("x"))
         dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
         for model in nets:
-            # the CPU path takes matrix and range from the frames, as the GPU
-            # path does (the MJPEG decoder says BT.601 whatever the container says)
             tag = "nvdec-%s-%s-%s-%s-%s-%s" % (codec, size, spc, rng, model, loc)
-            yuv_pair(s, tag, dec, "nv12", w, h, model, 1 if model == "conv1" else 3,
+            yuv_pair(s, tag, dec, "nv12", w, h, model, model_channels(model),
                      None, None, loc, decoded=True)
 
 
@@ -549,10 +608,11 @@ def run_reinit(s):
     for sw in ("rgb0", "nv12"):
         for model, scale in JOIN_MODELS:
             for oname, opts in JOIN_OPTIONS:
-                vf = "format=%s,hwupload,dnn_processing=dnn_backend=torch:model=%s%s," \
-                     "hwdownload,format=%s" % (sw, s.model(model), opts, sw)
+                vf, out_fmt = yuv_gpu_vf(s, model, opts, "rgb0", 3)
+                vf = "format=%s,hwupload,%s" % (sw, vf if sw == "nv12" else
+                                               vf.replace("scale_cuda=format=rgb0,", ""))
                 join_pair(s, "reinit-hwupload-%s-%s-%s" % (sw, model, oname), up,
-                          [a, b, a], 5, vf, sw, scale)
+                          [a, b, a], 5, vf, out_fmt, scale)
     # MJPEG: FFmpeg 9.0.2's MPEG-2 decoder drops its delayed last picture at
     # a sequence change inside one stream (concat of two sizes: 13 frames of
     # 15 decoded, with or without any filter), MJPEG has no delay
@@ -561,10 +621,9 @@ def run_reinit(s):
     dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
     for model, scale in JOIN_MODELS:
         for oname, opts in JOIN_OPTIONS:
-            vf = "dnn_processing=dnn_backend=torch:model=%s%s,hwdownload,format=nv12" \
-                 % (s.model(model), opts)
+            vf, out_fmt = yuv_gpu_vf(s, model, opts, "nv12", 3)
             join_pair(s, "reinit-nvdec-%s-%s" % (model, oname), dec, [a, b, a], 25, vf,
-                      "nv12", scale)
+                      out_fmt, scale)
 
 
 # batch_size on CUDA: 7 frames, 3 a forward (the last batch partly filled),
@@ -576,7 +635,7 @@ BATCH_CASES = [  # (name, upload, frame format, model, options)
     ("cuda-rgb0", True, "rgb0", "conv", ""),
     ("cuda-rgb0-sync", True, "rgb0", "conv", ":async=0"),
     ("cuda-bgra-nireq4", True, "bgra", "conv", ":nireq=4"),
-    ("cuda-nv12", True, "nv12", "conv", ""),
+    ("cuda-nv12", True, "nv12", "scale_cuda=format=rgb0,conv", ""),
     ("cuda-nv12-y", True, "nv12", "conv1", ""),
     ("cuda-rgb0-x2", True, "rgb0", "sr2", ""),
     ("cuda-rgb0-fp16", True, "rgb0", "conv", ":precision=fp16"),
@@ -593,13 +652,15 @@ def batch_run(s, tag, upload, fmt, model, opts):
         s.ff(["-f", "lavfi", "-i", "testsrc2=s=%dx%d:r=5" % (w, h), "-frames:v", "7",
               "-pix_fmt", "rgb24", "-f", "rawvideo", src])
     up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"] if upload else []
-    chain = "format=%s,%sdnn_processing=dnn_backend=torch:model=%s%s%s" % (
-        fmt, "hwupload," if upload else "", s.model(model), opts,
-        ",hwdownload,format=%s" % fmt if upload else "")
+    pre, _, model = model.rpartition(",")    # scale_cuda=format=rgb0: RGB from YUV
+    down = "rgb0" if pre else fmt
+    chain = "format=%s,%s%sdnn_processing=dnn_backend=torch:model=%s%s%s" % (
+        fmt, "hwupload," if upload else "", pre + "," if pre else "", s.model(model), opts,
+        ",hwdownload,format=%s" % down if upload else "")
     out = s.path("batch-%s.out" % tag)
     rc, err = s.ff(["-v", "verbose"] + up + ["-f", "rawvideo", "-pix_fmt", "rgb24",
                     "-s", "%dx%d" % (w, h), "-i", src, "-vf", chain,
-                    "-f", "rawvideo", "-pix_fmt", fmt, out])
+                    "-f", "rawvideo", "-pix_fmt", down, out])
     if rc:
         s.check("batch-" + tag, False, "(rc %d: %s)" % (rc, err.strip().splitlines()[-1:]))
     return (out if rc == 0 else None), err
@@ -611,17 +672,17 @@ def batch_nvdec(s):
     clip = nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc")
     outs = []
     for b in (1, 3):
-        out = s.path("batch-nvdec-b%d.nv12" % b)
+        out = s.path("batch-nvdec-b%d.rgb0" % b)
         rc, err = s.ff(["-hwaccel", "cuda", "-hwaccel_output_format", "cuda",
                         "-extra_hw_frames", "8", "-i", clip, "-vf",
-                        "dnn_processing=dnn_backend=torch:model=%s:batch_size=%d,"
-                        "hwdownload,format=nv12" % (s.model("conv"), b),
+                        "scale_cuda=format=rgb0,dnn_processing=dnn_backend=torch:model=%s:"
+                        "batch_size=%d,hwdownload,format=rgb0" % (s.model("conv"), b),
                         "-f", "rawvideo", out])
         outs.append(out if rc == 0 else None)
         if rc:
             s.check("batch-nvdec-b%d" % b, False, "(rc %d: %s)" % (
                 rc, err.strip().splitlines()[-1:]))
-    compare_yuv(s, "batch-nvdec-b3-vs-b1", "nv12", 640, 360, outs[0], outs[1], 1)
+    s.compare("batch-nvdec-b3-vs-b1", outs[0], outs[1], 1)
 
 
 def run_batch(s):
@@ -635,9 +696,10 @@ def run_batch(s):
     b = (png_clip(s, 318, 238, 5), 318, 238, 5)
     up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
     for sw in ("rgb0", "nv12"):
-        vf = "format=%s,hwupload,dnn_processing=dnn_backend=torch:model=%s:batch_size=3," \
-             "hwdownload,format=%s" % (sw, s.model("conv"), sw)
-        join_pair(s, "batch-reinit-hwupload-%s" % sw, up, [a, b, a], 5, vf, sw, 1)
+        vf = "format=%s,hwupload,%sdnn_processing=dnn_backend=torch:model=%s:batch_size=3," \
+             "hwdownload,format=rgb0" % (sw, "scale_cuda=format=rgb0," if sw == "nv12" else "",
+                                         s.model("conv"))
+        join_pair(s, "batch-reinit-hwupload-%s" % sw, up, [a, b, a], 5, vf, "rgb0", 1)
     batch_nvdec(s)
     _, rc, err = s.cuda_path("batch_first", "rgb0", 96, 64, extra=":batch_size=3")
     s.check("batch-cuda-error-output-batch", rc > 0 and "model output has batch size 1; "
@@ -655,12 +717,12 @@ def run_host_copies(s):
     frame = 1920 * 1080 * 3 // 2
     s.models("win_conv5")
     for name, vf, want_copies in (
-            ("nvdec-no-host-copy", "dnn_processing=dnn_backend=torch:model=%s"
-             % s.model("conv"), False),
-            ("nvdec-window5-no-host-copy", "dnn_processing=dnn_backend=torch:model=%s:"
-             "window=5" % s.model("win_conv5"), False),
-            ("nvdec-host-copy-control", "dnn_processing=dnn_backend=torch:model=%s,"
-             "hwdownload,format=nv12" % s.model("conv"), True)):
+            ("nvdec-no-host-copy", "scale_cuda=format=rgb0,dnn_processing=dnn_backend=torch:"
+             "model=%s" % s.model("conv"), False),
+            ("nvdec-window5-no-host-copy", "scale_cuda=format=rgb0,dnn_processing="
+             "dnn_backend=torch:model=%s:window=5" % s.model("win_conv5"), False),
+            ("nvdec-host-copy-control", "scale_cuda=format=rgb0,dnn_processing="
+             "dnn_backend=torch:model=%s,hwdownload,format=rgb0" % s.model("conv"), True)):
         log = s.path(name + ".log")
         if os.path.exists(log):
             os.remove(log)
@@ -735,12 +797,14 @@ def memcheck(s, name, primary, sw, model, size="318x238"):
         s.check("cuda-memcheck-" + name, False, "(compute-sanitizer not found)")
         return
     base, _, opts = model.partition(":")
+    pre = "scale_cuda=format=rgb0," if model_channels(base) == 3 and sw not in SW_FORMATS else ""
     dev = "cuda=cu:0" + (",primary_ctx=1" if primary else "")
     rc, err = s.ff(["-init_hw_device", dev, "-filter_hw_device", "cu",
                     "-f", "lavfi", "-i", "testsrc2=s=%s:r=5" % size, "-frames:v", "3",
-                    "-vf", "format=%s,hwupload,dnn_processing=dnn_backend=torch:"
-                    "model=%s%s,hwdownload,format=%s" % (sw, s.model(base),
-                                                        ":" + opts if opts else "", sw),
+                    "-vf", "format=%s,hwupload,%sdnn_processing=dnn_backend=torch:"
+                    "model=%s%s,hwdownload,format=%s" % (sw, pre, s.model(base),
+                                                        ":" + opts if opts else "",
+                                                        "rgb0" if pre else sw),
                     "-f", "null", "-"], timeout=900,
                    prefix=(cs, "--tool", "memcheck", "--error-exitcode", "99"))
     m = re.search(r"ERROR SUMMARY: (\d+) error", err)
@@ -749,8 +813,8 @@ def memcheck(s, name, primary, sw, model, size="318x238"):
 
 
 def run_sanitizer(s):
-    # RGB in both context cases; nv12 with a three-channel model (chroma up
-    # and down, colour matrices) and with a one-channel x2 model (chroma resize)
+    # RGB in both context cases; nv12 through scale_cuda into a three-channel
+    # model, and the Y plane of nv12 into a one-channel x2 model (chroma resize)
     cases = [("ownctx", False, "rgb0", "conv"), ("primary", True, "rgb0", "conv"),
              ("nv12-conv", False, "nv12", "conv"), ("nv12-sr2y", False, "nv12", "sr2y"),
              ("fp16", False, "rgb0", "conv:precision=fp16"),
@@ -836,10 +900,11 @@ def multigpu_gpu1(s):
     clip = nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc")
     outs = []
     for gpu in (0, 1):
-        out = s.path("multi-nvdec-gpu%d.nv12" % gpu)
+        out = s.path("multi-nvdec-gpu%d.rgb0" % gpu)
         rc, log = s.ff(["-v", "verbose", "-hwaccel", "cuda", "-hwaccel_device", str(gpu),
                         "-hwaccel_output_format", "cuda", "-i", clip, "-vf",
-                        dnn(s, "conv") + ",hwdownload,format=nv12", "-f", "rawvideo", out])
+                        "scale_cuda=format=rgb0," + dnn(s, "conv") + ",hwdownload,format=rgb0",
+                        "-f", "rawvideo", out])
         outs.append(out if rc == 0 else None)
     s.check("multigpu-nvdec-gpu1-on-gpu1", gpus_seen(log) == ["1"],
             "(GPU of the frames in the verbose log: %s)" % gpus_seen(log))
@@ -938,14 +1003,15 @@ def run_aoti(s):
 
 
 def nv12_cuda(s, model, raw, w, h):
-    """bt709 tv nv12 frames uploaded through model, downloaded as nv12."""
+    """bt709 tv nv12 frames uploaded, made RGB by scale_cuda, through model,
+    downloaded as rgb0."""
     out = s.path("nv12-%s-%dx%d.out" % (model, w, h))
     rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
                     "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h),
                     "-colorspace", "bt709", "-color_range", "tv", "-i", raw, "-vf",
-                    "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
-                    "hwdownload,format=nv12" % s.model(model),
-                    "-f", "rawvideo", "-pix_fmt", "nv12", out])
+                    "hwupload,scale_cuda=format=rgb0,dnn_processing=dnn_backend=torch:"
+                    "model=%s,hwdownload,format=rgb0" % s.model(model),
+                    "-f", "rawvideo", "-pix_fmt", "rgb0", out])
     return out if rc == 0 else None
 
 
@@ -954,7 +1020,7 @@ def aoti_nv12(s, w, h, pkg="aoti_conv", lsb=1):
     raw = raw_yuv(s, "nv12", w, h, "bt709", "tv")
     outs = [nv12_cuda(s, m, raw, w, h) for m in ("conv", pkg)]
     name = "aoti-cuda-nv12-vs-torchscript" + pkg[len("aoti_conv"):].replace("_", "-")
-    compare_yuv(s, name, "nv12", w, h, outs[0], outs[1], lsb)
+    s.compare(name, outs[0], outs[1], lsb)
 
 
 def run_export(s):
@@ -982,11 +1048,11 @@ def run_export(s):
         s.compare("export-cuda-frames-%dx%d-vs-cpu" % (w, h), ref, out, 3)
         s.check("export-cuda-frames-%dx%d-model" % (w, h),
                 "package model '%s' for %dx%d" % (name, w, h) in err, "(the verbose line)")
-    # nv12 CUDA frames (RGB made on the GPU) against the TorchScript module on
+    # nv12 CUDA frames (RGB from scale_cuda) against the TorchScript module on
     # the same frames; CPU frames with device=cuda; a memcheck
     raw = raw_yuv(s, "nv12", 64, 48, "bt709", "tv")
     outs = [nv12_cuda(s, m, raw, 64, 48) for m in ("compact", "export_compact")]
-    compare_yuv(s, "export-cuda-nv12-vs-torchscript", "nv12", 256, 192, outs[0], outs[1], 3)
+    s.compare("export-cuda-nv12-vs-torchscript", outs[0], outs[1], 3)
     out, rc, err = s.cpu_frames("export_compact", "rgb24", 64, 48, ":device=cuda")
     s.compare("export-cpuframes-device-cuda-vs-cpu", s.cpu_path("compact", 64, 48), out, 3)
     memcheck(s, "export", False, "rgb0", "export_compact", "64x48")
@@ -1024,7 +1090,7 @@ def run_window(s):
 
 def window_nvdec(s):
     """window=5 on NVDEC frames (9 frames of 1080p MPEG-2): the 3-channel net
-    (RGB made on the GPU) and its Y-plane twin, against hwdownload and the
+    (RGB from scale_cuda) and its Y-plane twin, against hwdownload and the
     CPU path, async with two requests."""
     clip = nvdec_clip(s, "mpeg2video", "1920x1080", "bt709", "tv", frames=9)
     loc = probe_chroma_location(s, clip)
