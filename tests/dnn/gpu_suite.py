@@ -601,6 +601,12 @@ def png_clip(s, w, h, first, frames=5):
     return clip
 
 
+# nv12 from rgb24 tagged with its matrix and range: after a reinit FFmpeg
+# 9.0.2's format filter leaves the RGB source's tags (gbr, pc) on the nv12
+# frames it makes, which scale_cuda would then read
+NV12_TAGGED = "scale=out_color_matrix=bt601:out_range=tv,format=nv12"
+
+
 def run_reinit(s):
     a = (png_clip(s, 160, 90, 0), 160, 90, 5)
     b = (png_clip(s, 318, 238, 5), 318, 238, 5)
@@ -609,7 +615,8 @@ def run_reinit(s):
         for model, scale in JOIN_MODELS:
             for oname, opts in JOIN_OPTIONS:
                 vf, out_fmt = yuv_gpu_vf(s, model, opts, "rgb0", 3)
-                vf = "format=%s,hwupload,%s" % (sw, vf if sw == "nv12" else
+                vf = "%s,hwupload,%s" % (NV12_TAGGED if sw == "nv12" else "format=" + sw,
+                                               vf if sw == "nv12" else
                                                vf.replace("scale_cuda=format=rgb0,", ""))
                 join_pair(s, "reinit-hwupload-%s-%s-%s" % (sw, model, oname), up,
                           [a, b, a], 5, vf, out_fmt, scale)
@@ -696,8 +703,9 @@ def run_batch(s):
     b = (png_clip(s, 318, 238, 5), 318, 238, 5)
     up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
     for sw in ("rgb0", "nv12"):
-        vf = "format=%s,hwupload,%sdnn_processing=dnn_backend=torch:model=%s:batch_size=3," \
-             "hwdownload,format=rgb0" % (sw, "scale_cuda=format=rgb0," if sw == "nv12" else "",
+        vf = "%s,hwupload,%sdnn_processing=dnn_backend=torch:model=%s:batch_size=3," \
+             "hwdownload,format=rgb0" % (NV12_TAGGED if sw == "nv12" else "format=" + sw,
+                                         "scale_cuda=format=rgb0," if sw == "nv12" else "",
                                          s.model("conv"))
         join_pair(s, "batch-reinit-hwupload-%s" % sw, up, [a, b, a], 5, vf, "rgb0", 1)
     batch_nvdec(s)
