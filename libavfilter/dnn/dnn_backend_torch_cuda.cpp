@@ -326,9 +326,9 @@ static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
 {
     const double max = (1 << cuda->depth) - 1;
     const int64_t h = output.size(2), w = output.size(3);
-    const int64_t ch = -(-h >> cuda->sub), cw = -(-w >> cuda->sub);
-    const int64_t ich = -(-(int64_t)in->height >> cuda->sub);
-    const int64_t icw = -(-(int64_t)in->width  >> cuda->sub);
+    const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub), cw = AV_CEIL_RSHIFT(w, cuda->sub);
+    const int64_t ich = AV_CEIL_RSHIFT(in->height, cuda->sub);
+    const int64_t icw = AV_CEIL_RSHIFT(in->width, cuda->sub);
 
     for (int p = 0; p < (cuda->interleaved ? 2 : 3); p++) {
         torch::Tensor v = p ? th_yuv_values(cuda, th_yuv_view(cuda, in, p, ich, icw))
@@ -338,7 +338,7 @@ static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
             v = at::upsample_bicubic2d(v.permute({ 2, 0, 1 }).unsqueeze(0), { ch, cw },
                                        false)[0].permute({ 1, 2, 0 });
         v = v.round().clamp_(0.0, max);
-        if (cuda->depth > 8)
+        if (cuda->depth > 8)        /* the int16 view takes the low 16 bits */
             v = v.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
         th_yuv_view(cuda, frame, p, p ? ch : h, p ? cw : w).copy_(v);
     }
