@@ -300,47 +300,54 @@ static torch::Tensor th_yuv_values(const THCuda *cuda, const torch::Tensor &view
 }
 
 /* The Y plane as the model's 1 x 1 x H x W input in [0, 1], as the CPU path
- * gives a gray or YUV frame's Y plane. */
+ * gives a gray or YUV frame's Y plane (other models are refused at
+ * configuration, see get_output_th()). */
 static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
                             const THInputSpec &spec, torch::Tensor &input)
 {
     const int64_t h = frame->height, w = frame->width;
 
-    if (channels != 1) {
-        av_log(cuda->log_ctx, AV_LOG_ERROR, "YUV CUDA frames go to one-channel models "
-               "only; put scale_cuda=format=rgb0 before the filter\n");
+    if (channels != 1)
         return AVERROR(EINVAL);
-    }
     input = th_yuv_values(cuda, th_yuv_view(cuda, frame, 0, h, w))
                 .div((1 << cuda->depth) - 1).view({ 1, 1, h, w }).to(spec.dtype);
     return 0;
 }
 
+/* Sample values (float, h x w x pairs) rounded into a plane's view. */
+static void th_yuv_store(const THCuda *cuda, torch::Tensor dst, torch::Tensor v)
+{
+    v = v.round().clamp_(0.0, (double)((1 << cuda->depth) - 1));
+    if (cuda->depth > 8)            /* the int16 view takes the low 16 bits */
+        v = v.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
+    dst.copy_(v);
+}
+
 /*
  * A one-channel output as the Y plane, and the input's chroma: copied where
- * the model keeps the size, scaled bicubically where it does not, as the
- * CPU path scales it.
+ * the model keeps the size, scaled bicubically where it does not.
  */
 static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
                              const AVFrame *in, AVFrame *frame)
 {
-    const double max = (1 << cuda->depth) - 1;
     const int64_t h = output.size(2), w = output.size(3);
     const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub), cw = AV_CEIL_RSHIFT(w, cuda->sub);
     const int64_t ich = AV_CEIL_RSHIFT(in->height, cuda->sub);
     const int64_t icw = AV_CEIL_RSHIFT(in->width, cuda->sub);
 
-    for (int p = 0; p < (cuda->interleaved ? 2 : 3); p++) {
-        torch::Tensor v = p ? th_yuv_values(cuda, th_yuv_view(cuda, in, p, ich, icw))
-                            : output[0].to(torch::kFloat32).clamp(0.0, 1.0).mul(max)
-                                  .permute({ 1, 2, 0 });
-        if (p && (ich != ch || icw != cw))
-            v = at::upsample_bicubic2d(v.permute({ 2, 0, 1 }).unsqueeze(0), { ch, cw },
-                                       false)[0].permute({ 1, 2, 0 });
-        v = v.round().clamp_(0.0, max);
-        if (cuda->depth > 8)        /* the int16 view takes the low 16 bits */
-            v = v.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
-        th_yuv_view(cuda, frame, p, p ? ch : h, p ? cw : w).copy_(v);
+    th_yuv_store(cuda, th_yuv_view(cuda, frame, 0, h, w),
+                 output[0].to(torch::kFloat32).clamp(0.0, 1.0)
+                     .mul((1 << cuda->depth) - 1).permute({ 1, 2, 0 }));
+    for (int p = 1; p < (cuda->interleaved ? 2 : 3); p++) {
+        torch::Tensor src = th_yuv_view(cuda, in, p, ich, icw);
+        torch::Tensor dst = th_yuv_view(cuda, frame, p, ch, cw);
+        if (ich == ch && icw == cw) {
+            dst.copy_(src);
+            continue;
+        }
+        th_yuv_store(cuda, dst, at::upsample_bicubic2d(
+            th_yuv_values(cuda, src).permute({ 2, 0, 1 }).unsqueeze(0), { ch, cw },
+            false)[0].permute({ 1, 2, 0 }));
     }
 }
 
