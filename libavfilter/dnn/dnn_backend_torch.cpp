@@ -1205,6 +1205,10 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
     int channels = th_input_channels(th_model);
     int format = fctx && fctx->nb_inputs && fctx->inputs[0] ?
                  fctx->inputs[0]->format : AV_PIX_FMT_RGB24;
+    /* YUV CUDA frames: the Y plane, for a model known to take one channel
+     * (th_find_channels) that keeps the size; scale_cuda makes RGB for the
+     * others */
+    bool yuv = th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda);
     int ret;
 
     if (th_model->cuda)
@@ -1215,18 +1219,21 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
     try {
         torch::Tensor y;
 
-        /* YUV CUDA frames: the Y plane, for a model known to take one
-         * channel (th_find_channels); scale_cuda makes RGB for the others */
-        if (th_model->cuda && ff_dnn_th_cuda_is_yuv(th_model->cuda)) {
-            if (th_model->in_channels != 1) {
-                av_log(th_model->ctx, AV_LOG_ERROR, "YUV CUDA frames go only to a model "
-                       "known to take one channel; put scale_cuda=format=rgb0 before "
-                       "the filter\n");
-                return AVERROR(EINVAL);
-            }
-            channels = th_model->cuda_channels = 1;
+        if (yuv && th_model->in_channels != 1) {
+            av_log(th_model->ctx, AV_LOG_ERROR, "YUV CUDA frames go only to a model "
+                   "known to take one channel; put scale_cuda=format=rgb0 before "
+                   "the filter\n");
+            return AVERROR(EINVAL);
         }
+        if (yuv)
+            channels = th_model->cuda_channels = 1;
         y = th_probe(th_model, channels, input_width, input_height);
+        if (yuv && (y.size(3) != input_width || y.size(2) != input_height)) {
+            av_log(th_model->ctx, AV_LOG_ERROR, "a model that changes the size takes "
+                   "YUV CUDA frames' Y plane only on the CPU: put hwdownload before "
+                   "the filter\n");
+            return AVERROR(EINVAL);
+        }
         ret = ff_dnn_th_window_check_output(th_model->window, th_model->ctx, y);
         if (ret >= 0)
             ret = th_check_output(th_model->ctx, y, format,

@@ -324,31 +324,20 @@ static void th_yuv_store(const THCuda *cuda, torch::Tensor dst, torch::Tensor v)
 }
 
 /*
- * A one-channel output as the Y plane, and the input's chroma: copied where
- * the model keeps the size, scaled bicubically where it does not.
+ * A one-channel output as the Y plane, and the input's chroma as it is
+ * (get_output_th() refuses models that change the size on YUV frames).
  */
 static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
                              const AVFrame *in, AVFrame *frame)
 {
     const int64_t h = output.size(2), w = output.size(3);
     const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub), cw = AV_CEIL_RSHIFT(w, cuda->sub);
-    const int64_t ich = AV_CEIL_RSHIFT(in->height, cuda->sub);
-    const int64_t icw = AV_CEIL_RSHIFT(in->width, cuda->sub);
 
     th_yuv_store(cuda, th_yuv_view(cuda, frame, 0, h, w),
                  output[0].to(torch::kFloat32).clamp(0.0, 1.0)
                      .mul((1 << cuda->depth) - 1).permute({ 1, 2, 0 }));
-    for (int p = 1; p < (cuda->interleaved ? 2 : 3); p++) {
-        torch::Tensor src = th_yuv_view(cuda, in, p, ich, icw);
-        torch::Tensor dst = th_yuv_view(cuda, frame, p, ch, cw);
-        if (ich == ch && icw == cw) {
-            dst.copy_(src);
-            continue;
-        }
-        th_yuv_store(cuda, dst, at::upsample_bicubic2d(
-            th_yuv_values(cuda, src).permute({ 2, 0, 1 }).unsqueeze(0), { ch, cw },
-            false)[0].permute({ 1, 2, 0 }));
-    }
+    for (int p = 1; p < (cuda->interleaved ? 2 : 3); p++)
+        th_yuv_view(cuda, frame, p, ch, cw).copy_(th_yuv_view(cuda, in, p, ch, cw));
 }
 
 /* ---- packed RGB frames ---- */

@@ -352,7 +352,7 @@ def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=Fals
     the filter's options after the model, on both paths.  A 3-channel model
     gets RGB from scale_cuda on both (its conversion is the scale_cuda
     group's test); a 1-channel one the Y plane, the CPU path's chroma checked
-    where the model keeps the size, else LibTorch's bicubic of the input's."""
+    (the model keeps the size: get_output_th refuses others)."""
     ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
     up = "" if decoded else "hwupload,"
     dev = [] if decoded else ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
@@ -369,37 +369,10 @@ def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=Fals
         last = (e2 if rc2 else e1).strip().splitlines()[-1:]
         s.check(tag, False, "(cpu rc %d, gpu rc %d: %s)" % (rc1, rc2, last))
         return
-    scale = 2 if model.startswith("sr2") else 1
     if channels == 3:
         s.compare(tag, ref, out, 2)     # as the YUV pairs have always allowed
         return
-    if scale > 1:
-        ref = bicubic_chroma(s, tag, sw, w, h, scale, inp, decoded, ref)
-    compare_yuv(s, tag, sw, scale * w, scale * h, ref, out)
-
-
-def bicubic_chroma(s, tag, sw, w, h, scale, inp, decoded, ref):
-    """The CPU path's Y plane with the input's chroma scaled as the GPU path
-    scales it (LibTorch's bicubic, a = -0.75; swscale's differs by up to 16
-    LSB at edges)."""
-    src = s.path(tag + ".in")
-    rc, _ = s.ff(inp + ["-vf", "hwdownload,format=" + sw if decoded else "null",
-                        "-f", "rawvideo", "-pix_fmt", sw, src])
-    fi, fo = yuv_ref.Format(sw, w, h), yuv_ref.Format(sw, scale * w, scale * h)
-    a, b = open(src, "rb").read(), open(ref, "rb").read()
-    frames = []
-    for i in range(len(b) // fo.frame_bytes):
-        y = fo.unpack(b[i * fo.frame_bytes:(i + 1) * fo.frame_bytes])[0]
-        _, u, v = fi.unpack(a[i * fi.frame_bytes:(i + 1) * fi.frame_bytes])
-        uv = torch.nn.functional.interpolate(torch.stack([u, v])[None], size=(fo.ch, fo.cw),
-                                             mode="bicubic", align_corners=False)[0]
-        frames.append(fo.pack(y, uv[0], uv[1]))
-    data = torch.cat(frames)
-    path = s.path(tag + ".bicubic")
-    with open(path, "wb") as f:
-        f.write((data.short() << (16 - fo.depth)).numpy().astype("<u2").tobytes()
-                if fo.depth > 8 else data.to(torch.uint8).numpy().tobytes())
-    return path if rc == 0 else None
+    compare_yuv(s, tag, sw, w, h, ref, out)
 
 
 def raw_yuv(s, sw, w, h, spc, rng):
@@ -422,7 +395,6 @@ def run_yuv(s):
         cases.append((sw, "bt709", "tv", "center", "sr2", 160, 90))
     for sw in ("nv12", "yuv420p", "yuv444p"):
         cases += [(sw, spc, rng, "center", "conv1", 318, 238) for spc, rng in COLORS[:2]]
-    cases += [(sw, "smpte170m", "pc", "center", "sr2y", 160, 90) for sw in ("nv12", "yuv420p")]
     cases += [(sw, "bt709", "tv", "left", "conv", 318, 238)
               for sw in ("nv12", "p010le", "yuv420p")]
     # odd width; not odd height: FFmpeg 9.0.2's hwupload and hwdownload copy
@@ -444,6 +416,14 @@ def run_yuv(s):
                     "-f", "null", "-"])
     s.check("cuda-yuv-three-channels-refused", rc > 0 and "YUV CUDA frames go only to a "
             "model known to take one channel; put scale_cuda=format=rgb0" in err
+            and "Traceback" not in err, "(rc %d)" % rc)
+    raw = raw_yuv(s, "nv12", 160, 90, "bt709", "tv")
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "rawvideo",
+                    "-pix_fmt", "nv12", "-s", "160x90", "-i", raw, "-vf",
+                    "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model("sr2y"),
+                    "-f", "null", "-"])
+    s.check("cuda-yuv-size-change-refused", rc > 0 and "a model that changes the size takes "
+            "YUV CUDA frames' Y plane only on the CPU: put hwdownload" in err
             and "Traceback" not in err, "(rc %d)" % rc)
     run_p010_precision(s)
     run_nvdec(s)
@@ -822,9 +802,9 @@ def memcheck(s, name, primary, sw, model, size="318x238"):
 
 def run_sanitizer(s):
     # RGB in both context cases; nv12 through scale_cuda into a three-channel
-    # model, and the Y plane of nv12 into a one-channel x2 model (chroma resize)
+    # model, and the Y plane of nv12 into a one-channel model (chroma copied)
     cases = [("ownctx", False, "rgb0", "conv"), ("primary", True, "rgb0", "conv"),
-             ("nv12-conv", False, "nv12", "conv"), ("nv12-sr2y", False, "nv12", "sr2y"),
+             ("nv12-conv", False, "nv12", "conv"), ("nv12-conv1", False, "nv12", "conv1"),
              ("fp16", False, "rgb0", "conv:precision=fp16"),
              ("fp16-nv12", False, "nv12", "conv:precision=fp16"),
              ("window5", False, "rgb0", "win_conv5:window=5:async=1:nireq=2"),
