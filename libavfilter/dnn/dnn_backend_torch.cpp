@@ -29,7 +29,8 @@
  * elsewhere and a grow-only store for the conversion back to 8 bits.  They
  * are reallocated only when a frame needs more than they hold.
  *
- * With async=1 worker threads run the requests: on the CPU one worker per
+ * With async=1 the threads of the shared layer's worker pool
+ * (DNNWorkerPool) run the requests: on the CPU one worker per
  * batch of requests (a batch is one request by default), so that forwards
  * run side by side, each with its share of the cores as LibTorch intra-op
  * threads; on CUDA one worker that runs them in order.  The filter thread
@@ -41,7 +42,7 @@
  * converted by the worker and joined.  The batch goes to a worker when
  * full, when size, format or frames context change and at flush; one
  * forward, then each request writes its slice of the output.
- * flush() waits for the workers, free_model() stops and joins them.  No C++
+ * flush() waits for the pool, free_model() stops and joins it.  No C++
  * exception leaves this file: every entry point catches and returns an
  * AVERROR.
  */
@@ -89,6 +90,8 @@ typedef struct THInferRequest {
     torch::Tensor out_host;  ///< grow-only uint8 store, device -> frame
     THCudaStage *cuda_stage; ///< CPU frames, model on CUDA: stream and buffers
     int finish;              ///< output still on its way to the host
+    DNNAsyncExecModule job;  ///< as lead: its batch as the worker pool's job
+    int ret;                 ///< as lead: what running the job returned
 } THInferRequest;
 
 typedef struct THModel {
@@ -105,19 +108,15 @@ typedef struct THModel {
     SafeQueue *request_queue;   ///< free requests; popping one waits
     Queue *task_queue;          ///< tasks in submission order
 
-    /* async execution: workers, guarded by mutex */
-    pthread_t *workers;
-    int nb_workers;             ///< workers started
+    /* async execution: the shared layer's worker pool; the rest guarded by mutex */
+    DNNWorkerPool pool;
     int started;                ///< th_start() ran: requests made, workers started
     int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
     int batch;                  ///< frames per forward (batch_size)
     THInferRequest *forming;    ///< lead of a batch not yet full (filter thread)
-    int sync_init;              ///< mutex and cond are initialised
+    int sync_init;              ///< mutex is initialised
     pthread_mutex_t mutex;
-    pthread_cond_t cond;
-    Queue *pending;             ///< requests waiting for a worker
-    int inflight;               ///< requests handed to the workers, not done
-    int quit;
+    int quit;                   ///< free_model(): jobs left do not run
     int error;                  ///< first inference error; sticks
 
     THCuda *cuda;               ///< set when the input link has CUDA frames
@@ -696,17 +695,6 @@ static void th_release(THModel *th_model, THInferRequest *lead)
         ff_safe_queue_push_back(th_model->request_queue, lead->batch[i]);
 }
 
-/* A worker is done with a batch: complete its tasks, free its requests. */
-static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
-{
-    pthread_mutex_lock(&th_model->mutex);
-    th_complete(th_model, lead, ret);
-    th_model->inflight -= (int)lead->batch.size();
-    pthread_cond_broadcast(&th_model->cond);
-    pthread_mutex_unlock(&th_model->mutex);
-    th_release(th_model, lead);
-}
-
 /*
  * LibTorch's intra-op thread count belongs to the calling thread: with its
  * OpenMP backend at::set_num_threads() sets this thread's OpenMP team size
@@ -729,8 +717,11 @@ static void th_set_threads(THModel *th_model, int threads)
     }
 }
 
-static void th_set_intra_threads(THModel *th_model)
+/* The worker pool's thread_init. */
+static void th_set_intra_threads(void *opaque)
 {
+    THModel *th_model = (THModel *)opaque;
+
     th_set_threads(th_model, th_model->intra_threads);
 }
 
@@ -754,47 +745,39 @@ static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
 }
 
 /*
- * Each worker takes the oldest pending request.  With one worker (CUDA)
- * requests run in order, and one whose output is still being copied to
- * the host (CPU frames on CUDA) is finished only after the next one has
- * been started, so that the copy of one overlaps the model on the next.
- * With several (CPU), forwards run side by side and may end in any order;
- * dnn_get_result_th() still hands tasks out in submission order.  After an
- * error or once free_model() has asked to quit, requests are completed
- * without running.
+ * A batch as the worker pool's job.  The pool's threads take the oldest
+ * job: with one thread (CUDA) batches run in order, and with overlap (CPU
+ * frames on CUDA) one whose output is still being copied to the host is
+ * called back only after the next one has started, so that the copy of
+ * one overlaps the model on the next.  With several (CPU), forwards run
+ * side by side and may end in any order; dnn_get_result_th() still hands
+ * tasks out in submission order.  After an error or once free_model() has
+ * asked to quit, batches are completed without running.
  */
-static void *th_worker(void *arg)
+static int th_job_run(void *arg)
 {
-    THModel *th_model = (THModel *)arg;
-    THInferRequest *prev = NULL;
-    int prev_ret = 0;
+    THInferRequest *lead = (THInferRequest *)arg;
+    THModel *th_model = (THModel *)lead->task->model;
+    int skip;
 
-    th_set_intra_threads(th_model);
     pthread_mutex_lock(&th_model->mutex);
-    for (;;) {
-        THInferRequest *request;
-        int ret = 0, skip;
-
-        while (!th_model->quit && !ff_queue_size(th_model->pending) && !prev)
-            pthread_cond_wait(&th_model->cond, &th_model->mutex);
-        request = (THInferRequest *)ff_queue_pop_front(th_model->pending);
-        if (!request && !prev)
-            break;
-        skip = th_model->quit || th_model->error;
-        pthread_mutex_unlock(&th_model->mutex);
-
-        if (request && !skip)
-            ret = th_run_request(th_model, request);
-        if (prev)
-            th_worker_done(th_model, prev, th_finish_request(prev, prev_ret));
-        prev = request && request->finish ? request : NULL;
-        prev_ret = ret;
-        if (request && !prev)
-            th_worker_done(th_model, request, ret);
-        pthread_mutex_lock(&th_model->mutex);
-    }
+    skip = th_model->quit || th_model->error;
     pthread_mutex_unlock(&th_model->mutex);
-    return NULL;
+    lead->ret = skip ? 0 : th_run_request(th_model, lead);
+    return lead->ret;
+}
+
+/* The job's callback: complete its tasks, free its requests. */
+static void th_job_done(void *arg)
+{
+    THInferRequest *lead = (THInferRequest *)arg;
+    THModel *th_model = (THModel *)lead->task->model;
+    int ret = th_finish_request(lead, lead->ret);
+
+    pthread_mutex_lock(&th_model->mutex);
+    th_complete(th_model, lead, ret);
+    pthread_mutex_unlock(&th_model->mutex);
+    th_release(th_model, lead);
 }
 
 /*
@@ -806,19 +789,14 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
     int ret;
 
     if (th_model->ctx->async) {
-        pthread_mutex_lock(&th_model->mutex);
-        ret = ff_queue_push_back(th_model->pending, lead);
-        if (ret >= 0) {
-            th_model->inflight += (int)lead->batch.size();
-            /* only idle workers wait here while this thread submits */
-            pthread_cond_signal(&th_model->cond);
-        } else {
+        ret = ff_dnn_worker_pool_submit(&th_model->pool, &lead->job);
+        if (ret < 0) {
+            pthread_mutex_lock(&th_model->mutex);
             th_complete(th_model, lead, ret);
-        }
-        pthread_mutex_unlock(&th_model->mutex);
-        if (ret < 0)
+            pthread_mutex_unlock(&th_model->mutex);
             th_release(th_model, lead);
-        return ret < 0 ? ret : 0;
+        }
+        return ret;
     }
 
     ret = th_finish_request(lead, th_run_in_filter_thread(th_model, lead));
@@ -1364,22 +1342,15 @@ static void dnn_free_model_th(DNNModel **model)
         return;
     th_model = (THModel *)*model;
 
-    if (th_model->nb_workers) {
-        /* the workers complete what is pending without running it, and stop */
+    if (th_model->sync_init) {
+        /* the pool's threads complete what is pending without running it */
         pthread_mutex_lock(&th_model->mutex);
         th_model->quit = 1;
-        pthread_cond_broadcast(&th_model->cond);
         pthread_mutex_unlock(&th_model->mutex);
-        for (int i = 0; i < th_model->nb_workers; i++)
-            pthread_join(th_model->workers[i], NULL);
     }
-    av_freep(&th_model->workers);
-    if (th_model->pending)
-        ff_queue_destroy(th_model->pending);
-    if (th_model->sync_init) {
+    ff_dnn_worker_pool_uninit(&th_model->pool);
+    if (th_model->sync_init)
         pthread_mutex_destroy(&th_model->mutex);
-        pthread_cond_destroy(&th_model->cond);
-    }
 
     while (th_model->task_queue && (task = (TaskItem *)ff_queue_pop_front(th_model->task_queue))) {
         av_frame_free(&task->in_frame);
@@ -1477,21 +1448,16 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
     return ret;
 }
 
-/* The lock, the queues and the workers' queue; requests come in th_start(). */
+/* The lock and the queues; requests come in th_start(). */
 static int th_init_sync(THModel *th_model)
 {
     if (pthread_mutex_init(&th_model->mutex, NULL))
         return AVERROR(ENOMEM);
-    if (pthread_cond_init(&th_model->cond, NULL)) {
-        pthread_mutex_destroy(&th_model->mutex);
-        return AVERROR(ENOMEM);
-    }
     th_model->sync_init = 1;
 
     th_model->request_queue = ff_safe_queue_create();
     th_model->task_queue    = ff_queue_create();
-    th_model->pending       = ff_queue_create();
-    if (!th_model->request_queue || !th_model->task_queue || !th_model->pending)
+    if (!th_model->request_queue || !th_model->task_queue)
         return AVERROR(ENOMEM);
     return 0;
 }
@@ -1581,6 +1547,9 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
         if (!request)
             return AVERROR(ENOMEM);
         th_model->requests[th_model->nb_requests++] = request;
+        request->job.start_inference = th_job_run;
+        request->job.callback        = th_job_done;
+        request->job.args            = request;
         try {
             request->batch.reserve(th_model->batch);
         } catch (const std::exception &e) {
@@ -1594,19 +1563,15 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
 
 static int th_start_workers(DnnContext *ctx, THModel *th_model)
 {
-    int n = th_nb_workers(th_model);
+    /* CPU frames staged for a model on CUDA, as fill_model_input_th() does */
+    int overlap = TH_CUDA_FRAMES && th_model->device_type == c10::DeviceType::CUDA &&
+                  !th_model->cuda && th_model->batch == 1 && !th_model->window;
+    int ret = ff_dnn_worker_pool_init(&th_model->pool, th_nb_workers(th_model), overlap,
+                                      th_set_intra_threads, th_model);
 
-    th_model->workers = (pthread_t *)av_calloc(n, sizeof(*th_model->workers));
-    if (!th_model->workers)
-        return AVERROR(ENOMEM);
-    for (int i = 0; i < n; i++) {
-        if (pthread_create(&th_model->workers[i], NULL, th_worker, th_model)) {
-            av_log(ctx, AV_LOG_ERROR, "could not start an inference thread\n");
-            return AVERROR(EAGAIN);
-        }
-        th_model->nb_workers++;
-    }
-    return 0;
+    if (ret < 0)
+        av_log(ctx, AV_LOG_ERROR, "could not start the inference threads\n");
+    return ret;
 }
 
 /*
@@ -1632,7 +1597,7 @@ static int th_start(THModel *th_model)
         return ret;
     av_log(ctx, AV_LOG_VERBOSE, "%s, %d request%s%s, batch size %d, intra-op "
            "threads: %d%s\n", ctx->async ? "async" : "sync", ctx->nireq,
-           ctx->nireq == 1 ? "" : "s", th_model->nb_workers > 1 ? " side by side" : "",
+           ctx->nireq == 1 ? "" : "s", th_model->pool.nb_threads > 1 ? " side by side" : "",
            th_model->batch, th_model->intra_threads,
            th_model->intra_threads ? "" : " (LibTorch's default)");
     return 0;
@@ -1757,11 +1722,10 @@ static int dnn_flush_th(const DNNModel *model)
     THModel *th_model = (THModel *)model;
     int ret = th_close_batch(th_model, NULL);
 
-    if (!th_model->nb_workers || ret < 0)
+    if (!th_model->ctx->async || ret < 0)
         return ret;
+    ff_dnn_worker_pool_wait(&th_model->pool);
     pthread_mutex_lock(&th_model->mutex);
-    while (th_model->inflight > 0)
-        pthread_cond_wait(&th_model->cond, &th_model->mutex);
     ret = th_model->error;
     pthread_mutex_unlock(&th_model->mutex);
     return ret;
