@@ -1189,6 +1189,10 @@ def run_scale_cuda(s):
     out, rc, err = scale_cuda_rgb(s, "scale_cuda-ycgco", ycgco, "scale_cuda=format=rgb0")
     s.check("scale_cuda-ycgco-rgb-error",
             rc != 0 and "Cannot convert YUV of colorspace ycgco to RGB" in err, "(rc %d)" % rc)
+    rgb = ["-f", "lavfi", "-i", "testsrc2=s=318x238:r=5,format=rgb0", "-frames:v", "2"]
+    out, rc, err = scale_cuda_rgb(s, "scale_cuda-rgb-yuv", rgb, "scale_cuda=format=nv12", "nv12")
+    s.check("scale_cuda-rgb-to-yuv-error",
+            rc != 0 and "Cannot convert RGB to YUV" in err, "(rc %d)" % rc)
 
 
 GROUPS = ["rgb", "precision", "yuv", "scale_cuda", "reinit", "batch", "multigpu", "aoti", "export",
