@@ -29,11 +29,11 @@
  * elsewhere and a grow-only store for the conversion back to 8 bits.  They
  * are reallocated only when a frame needs more than they hold.
  *
- * With async=1 the threads of the shared layer's worker pool
- * (DNNWorkerPool) run the requests: on the CPU one worker per
- * batch of requests (a batch is one request by default), so that forwards
- * run side by side, each with its share of the cores as LibTorch intra-op
- * threads; on CUDA one worker that runs them in order.  The filter thread
+ * With async=1 worker threads (libavutil's AVExecutor) run the requests:
+ * on the CPU one worker per batch of requests (a batch is one request by
+ * default), so that forwards run side by side, each with its share of the
+ * cores as LibTorch intra-op threads; on CUDA one worker that runs them in
+ * order.  The filter thread
  * converts the next frame meanwhile.  Frames leave in the order they came,
  * whatever order the forwards end in.
  * With batch_size > 1 consecutive frames of one size and format form a
@@ -42,7 +42,7 @@
  * converted by the worker and joined.  The batch goes to a worker when
  * full, when size, format or frames context change and at flush; one
  * forward, then each request writes its slice of the output.
- * flush() waits for the pool, free_model() stops and joins it.  No C++
+ * flush() waits for the workers, free_model() stops and joins them.  No C++
  * exception leaves this file: every entry point catches and returns an
  * AVERROR.
  */
@@ -61,6 +61,7 @@ extern "C" {
 #include "libavutil/avassert.h"
 #include "libavutil/avstring.h"
 #include "libavutil/cpu.h"
+#include "libavutil/executor.h"
 #include "libavutil/mem.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
@@ -76,6 +77,12 @@ extern "C" {
 #include "dnn_backend_torch_cuda.h"
 #include "dnn_backend_torch_window.h"
 
+/* A batch as a task of the workers' AVExecutor (the AVTask first). */
+typedef struct THJob {
+    AVTask t;
+    struct THInferRequest *lead;
+} THJob;
+
 typedef struct THInferRequest {
     TaskItem *task;
     std::vector<struct THInferRequest *> batch; ///< as lead: the requests of
@@ -90,8 +97,7 @@ typedef struct THInferRequest {
     torch::Tensor out_host;  ///< grow-only uint8 store, device -> frame
     THCudaStage *cuda_stage; ///< CPU frames, model on CUDA: stream and buffers
     int finish;              ///< output still on its way to the host
-    DNNAsyncExecModule job;  ///< as lead: its batch as the worker pool's job
-    int ret;                 ///< as lead: what running the job returned
+    THJob job;               ///< as lead: its batch as the workers' task
 } THInferRequest;
 
 typedef struct THModel {
@@ -108,15 +114,19 @@ typedef struct THModel {
     SafeQueue *request_queue;   ///< free requests; popping one waits
     Queue *task_queue;          ///< tasks in submission order
 
-    /* async execution: the shared layer's worker pool; the rest guarded by mutex */
-    DNNWorkerPool pool;
+    /* async execution: workers, the rest guarded by mutex */
+    AVExecutor *workers;        ///< libavutil's thread pool
+    int nb_workers;             ///< its threads
     int started;                ///< th_start() ran: requests made, workers started
     int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
     int batch;                  ///< frames per forward (batch_size)
     THInferRequest *forming;    ///< lead of a batch not yet full (filter thread)
-    int sync_init;              ///< mutex is initialised
+    int sync_init;              ///< mutex and cond are initialised
     pthread_mutex_t mutex;
-    int quit;                   ///< free_model(): jobs left do not run
+    pthread_cond_t cond;
+    int waiting;                ///< batches handed to the workers, not started
+    int inflight;               ///< requests handed to the workers, not done
+    int quit;
     int error;                  ///< first inference error; sticks
 
     THCuda *cuda;               ///< set when the input link has CUDA frames
@@ -695,6 +705,17 @@ static void th_release(THModel *th_model, THInferRequest *lead)
         ff_safe_queue_push_back(th_model->request_queue, lead->batch[i]);
 }
 
+/* A worker is done with a batch: complete its tasks, free its requests. */
+static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
+{
+    pthread_mutex_lock(&th_model->mutex);
+    th_complete(th_model, lead, ret);
+    th_model->inflight -= (int)lead->batch.size();
+    pthread_cond_broadcast(&th_model->cond);
+    pthread_mutex_unlock(&th_model->mutex);
+    th_release(th_model, lead);
+}
+
 /*
  * LibTorch's intra-op thread count belongs to the calling thread: with its
  * OpenMP backend at::set_num_threads() sets this thread's OpenMP team size
@@ -717,11 +738,8 @@ static void th_set_threads(THModel *th_model, int threads)
     }
 }
 
-/* The worker pool's thread_init. */
-static void th_set_intra_threads(void *opaque)
+static void th_set_intra_threads(THModel *th_model)
 {
-    THModel *th_model = (THModel *)opaque;
-
     th_set_threads(th_model, th_model->intra_threads);
 }
 
@@ -744,40 +762,60 @@ static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
     return ret;
 }
 
-/*
- * A batch as the worker pool's job.  The pool's threads take the oldest
- * job: with one thread (CUDA) batches run in order, and with overlap (CPU
- * frames on CUDA) one whose output is still being copied to the host is
- * called back only after the next one has started, so that the copy of
- * one overlaps the model on the next.  With several (CPU), forwards run
- * side by side and may end in any order; dnn_get_result_th() still hands
- * tasks out in submission order.  After an error or once free_model() has
- * asked to quit, batches are completed without running.
- */
-static int th_job_run(void *arg)
-{
-    THInferRequest *lead = (THInferRequest *)arg;
-    THModel *th_model = (THModel *)lead->task->model;
-    int skip;
+/* What each worker keeps between its tasks (its AVExecutor local context). */
+typedef struct THWorker {
+    int started;                ///< intra-op threads set for this thread
+    THInferRequest *prev;       ///< run, output still on its way to the host
+    int prev_ret;
+} THWorker;
 
+/*
+ * The workers' AVExecutor takes the oldest batch first.  With one worker
+ * (CUDA) batches run in order, and one whose output is still being copied
+ * to the host (CPU frames on CUDA) is finished only after the next one,
+ * already waiting, has been started, so that the copy of one overlaps the
+ * model on the next.  With several (CPU), forwards run side by side and may
+ * end in any order; dnn_get_result_th() still hands tasks out in
+ * submission order.  After an error or once free_model() has asked to quit,
+ * batches are completed without running.
+ */
+static int th_worker_run(AVTask *t, void *local, void *user_data)
+{
+    THModel *th_model = (THModel *)user_data;
+    THWorker *w = (THWorker *)local;
+    THInferRequest *lead = ((THJob *)t)->lead;
+    int ret = 0, skip, more;
+
+    if (!w->started)
+        th_set_intra_threads(th_model);
+    w->started = 1;
     pthread_mutex_lock(&th_model->mutex);
     skip = th_model->quit || th_model->error;
+    th_model->waiting--;
     pthread_mutex_unlock(&th_model->mutex);
-    lead->ret = skip ? 0 : th_run_request(th_model, lead);
-    return lead->ret;
+
+    ret = skip ? AVERROR_EXIT : th_run_request(th_model, lead);
+    if (w->prev)
+        th_worker_done(th_model, w->prev, th_finish_request(w->prev, w->prev_ret));
+    pthread_mutex_lock(&th_model->mutex);
+    more = th_model->waiting > 0;
+    pthread_mutex_unlock(&th_model->mutex);
+    w->prev     = lead->finish && more ? lead : NULL;
+    w->prev_ret = ret;
+    if (!w->prev)
+        th_worker_done(th_model, lead, th_finish_request(lead, ret));
+    return 0;
 }
 
-/* The job's callback: complete its tasks, free its requests. */
-static void th_job_done(void *arg)
+static int th_worker_ready(const AVTask *, void *)
 {
-    THInferRequest *lead = (THInferRequest *)arg;
-    THModel *th_model = (THModel *)lead->task->model;
-    int ret = th_finish_request(lead, lead->ret);
+    return 1;
+}
 
-    pthread_mutex_lock(&th_model->mutex);
-    th_complete(th_model, lead, ret);
-    pthread_mutex_unlock(&th_model->mutex);
-    th_release(th_model, lead);
+/* first in, first out: a new task goes after every one waiting */
+static int th_worker_first(const AVTask *, const AVTask *)
+{
+    return 1;
 }
 
 /*
@@ -789,14 +827,13 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
     int ret;
 
     if (th_model->ctx->async) {
-        ret = ff_dnn_worker_pool_submit(&th_model->pool, &lead->job);
-        if (ret < 0) {
-            pthread_mutex_lock(&th_model->mutex);
-            th_complete(th_model, lead, ret);
-            pthread_mutex_unlock(&th_model->mutex);
-            th_release(th_model, lead);
-        }
-        return ret;
+        pthread_mutex_lock(&th_model->mutex);
+        th_model->inflight += (int)lead->batch.size();
+        th_model->waiting++;
+        pthread_mutex_unlock(&th_model->mutex);
+        lead->job.lead = lead;
+        av_executor_execute(th_model->workers, &lead->job.t);
+        return 0;
     }
 
     ret = th_finish_request(lead, th_run_in_filter_thread(th_model, lead));
@@ -1342,15 +1379,19 @@ static void dnn_free_model_th(DNNModel **model)
         return;
     th_model = (THModel *)*model;
 
-    if (th_model->sync_init) {
-        /* the pool's threads complete what is pending without running it */
+    if (th_model->workers) {
+        /* the workers complete what is pending without running it */
         pthread_mutex_lock(&th_model->mutex);
         th_model->quit = 1;
+        while (th_model->inflight > 0)
+            pthread_cond_wait(&th_model->cond, &th_model->mutex);
         pthread_mutex_unlock(&th_model->mutex);
+        av_executor_free(&th_model->workers);
     }
-    ff_dnn_worker_pool_uninit(&th_model->pool);
-    if (th_model->sync_init)
+    if (th_model->sync_init) {
         pthread_mutex_destroy(&th_model->mutex);
+        pthread_cond_destroy(&th_model->cond);
+    }
 
     while (th_model->task_queue && (task = (TaskItem *)ff_queue_pop_front(th_model->task_queue))) {
         av_frame_free(&task->in_frame);
@@ -1453,6 +1494,10 @@ static int th_init_sync(THModel *th_model)
 {
     if (pthread_mutex_init(&th_model->mutex, NULL))
         return AVERROR(ENOMEM);
+    if (pthread_cond_init(&th_model->cond, NULL)) {
+        pthread_mutex_destroy(&th_model->mutex);
+        return AVERROR(ENOMEM);
+    }
     th_model->sync_init = 1;
 
     th_model->request_queue = ff_safe_queue_create();
@@ -1547,9 +1592,6 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
         if (!request)
             return AVERROR(ENOMEM);
         th_model->requests[th_model->nb_requests++] = request;
-        request->job.start_inference = th_job_run;
-        request->job.callback        = th_job_done;
-        request->job.args            = request;
         try {
             request->batch.reserve(th_model->batch);
         } catch (const std::exception &e) {
@@ -1563,15 +1605,23 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
 
 static int th_start_workers(DnnContext *ctx, THModel *th_model)
 {
-    /* CPU frames staged for a model on CUDA, as fill_model_input_th() does */
-    int overlap = TH_CUDA_FRAMES && th_model->device_type == c10::DeviceType::CUDA &&
-                  !th_model->cuda && th_model->batch == 1 && !th_model->window;
-    int ret = ff_dnn_worker_pool_init(&th_model->pool, th_nb_workers(th_model), overlap,
-                                      th_set_intra_threads, th_model);
+    const AVTaskCallbacks cb = {
+        .user_data          = th_model,
+        .local_context_size = sizeof(THWorker),
+        .priority_higher    = th_worker_first,
+        .ready              = th_worker_ready,
+        .run                = th_worker_run,
+    };
 
-    if (ret < 0)
+    int n = th_nb_workers(th_model);
+
+    th_model->workers = av_executor_alloc(&cb, n);
+    if (!th_model->workers) {
         av_log(ctx, AV_LOG_ERROR, "could not start the inference threads\n");
-    return ret;
+        return AVERROR(ENOMEM);
+    }
+    th_model->nb_workers = n;
+    return 0;
 }
 
 /*
@@ -1597,7 +1647,7 @@ static int th_start(THModel *th_model)
         return ret;
     av_log(ctx, AV_LOG_VERBOSE, "%s, %d request%s%s, batch size %d, intra-op "
            "threads: %d%s\n", ctx->async ? "async" : "sync", ctx->nireq,
-           ctx->nireq == 1 ? "" : "s", th_model->pool.nb_threads > 1 ? " side by side" : "",
+           ctx->nireq == 1 ? "" : "s", th_model->nb_workers > 1 ? " side by side" : "",
            th_model->batch, th_model->intra_threads,
            th_model->intra_threads ? "" : " (LibTorch's default)");
     return 0;
@@ -1722,10 +1772,11 @@ static int dnn_flush_th(const DNNModel *model)
     THModel *th_model = (THModel *)model;
     int ret = th_close_batch(th_model, NULL);
 
-    if (!th_model->ctx->async || ret < 0)
+    if (!th_model->nb_workers || ret < 0)
         return ret;
-    ff_dnn_worker_pool_wait(&th_model->pool);
     pthread_mutex_lock(&th_model->mutex);
+    while (th_model->inflight > 0)
+        pthread_cond_wait(&th_model->cond, &th_model->mutex);
     ret = th_model->error;
     pthread_mutex_unlock(&th_model->mutex);
     return ret;

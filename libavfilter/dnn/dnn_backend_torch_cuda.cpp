@@ -307,8 +307,11 @@ static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
 {
     const int64_t h = frame->height, w = frame->width;
 
-    if (channels != 1)
+    if (channels != 1) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "YUV CUDA frames go only to a "
+               "one-channel model\n");
         return AVERROR(EINVAL);
+    }
     input = th_yuv_values(cuda, th_yuv_view(cuda, frame, 0, h, w))
                 .div((1 << cuda->depth) - 1).view({ 1, 1, h, w }).to(spec.dtype);
     return 0;

@@ -115,8 +115,8 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
 
 /**
  * Write a 1xCxHxW model output of the frame's size into a CUDA frame,
- * device to device; for a one-channel output into YUV, chroma comes from
- * the input frame, scaled bicubically where the size changed.
+ * device to device; for a one-channel output into YUV, chroma is copied
+ * from the input frame (of the same size: get_output refuses others).
  */
 int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
                                    const AVFrame *in, AVFrame *frame);
