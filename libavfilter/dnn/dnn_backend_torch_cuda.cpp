@@ -60,7 +60,7 @@ struct THCuda {
     int alpha;              ///< pad is alpha (rgba, bgra): kept from the input
     int yuv;                ///< planar or semi-planar YUV (not RGB)
     int depth;              ///< bits per YUV sample (8 or 10)
-    int sub;                ///< log2 of chroma subsampling (both directions)
+    int sub_w, sub_h;       ///< log2 of chroma subsampling
     int interleaved;        ///< chroma as UV pairs in plane 1
     int device_index;
     int primary;            ///< FFmpeg works in the primary context
@@ -119,8 +119,8 @@ const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[] = {
 /*
  * Where the samples of a listed sw_format are, from its descriptor: the
  * bytes of R, G and B in a packed pixel, and for 4-byte pixels the other
- * one (padding, written as 255, or alpha, see th_keep_alpha()); the YUV
- * formats subsample chroma alike in both directions.
+ * one (padding, written as 255, or alpha, see th_keep_alpha()); for YUV
+ * the depth, the chroma subsampling and whether U and V are interleaved.
  */
 static int th_cuda_layout(THCuda *cuda)
 {
@@ -138,7 +138,8 @@ static int th_cuda_layout(THCuda *cuda)
     if (!(desc->flags & AV_PIX_FMT_FLAG_RGB)) {
         cuda->yuv         = 1;
         cuda->depth       = desc->comp[0].depth;
-        cuda->sub         = desc->log2_chroma_w;
+        cuda->sub_w       = desc->log2_chroma_w;
+        cuda->sub_h       = desc->log2_chroma_h;
         cuda->interleaved = desc->comp[1].plane == desc->comp[2].plane;
         return 0;
     }
@@ -334,7 +335,7 @@ static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
                              const AVFrame *in, AVFrame *frame)
 {
     const int64_t h = output.size(2), w = output.size(3);
-    const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub), cw = AV_CEIL_RSHIFT(w, cuda->sub);
+    const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub_h), cw = AV_CEIL_RSHIFT(w, cuda->sub_w);
 
     th_yuv_store(cuda, th_yuv_view(cuda, frame, 0, h, w),
                  output[0].to(torch::kFloat32).clamp(0.0, 1.0)
