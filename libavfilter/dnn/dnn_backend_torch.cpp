@@ -145,6 +145,7 @@ enum { TH_PRECISION_AUTO, TH_PRECISION_FP32, TH_PRECISION_FP16, TH_PRECISION_BF1
 #define FLAGS AV_OPT_FLAG_FILTERING_PARAM
 static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
+    { "in_channels", "input channels of the model, 1 or 3 (0: from its file or first weight)", OFFSET(in_channels), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 3, FLAGS, NULL },
     { "precision", "the dtype the model runs in", OFFSET(precision), AV_OPT_TYPE_INT, { .i64 = TH_PRECISION_AUTO }, TH_PRECISION_AUTO, TH_PRECISION_BF16, FLAGS, "precision" },
         { "auto", "that of its weights", 0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_AUTO }, 0, 0, FLAGS, "precision" },
         { "fp32", "float32",             0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_FP32 }, 0, 0, FLAGS, "precision" },
@@ -1420,15 +1421,26 @@ static void dnn_free_model_th(DNNModel **model)
  * offers only the formats it can take: what a package's metadata says, or
  * a TorchScript file's extra file dnn.input.channels (declared; written
  * with torch.jit.save's _extra_files), else the input channels of its
- * first 4-D weight, a convolution's in most models.  Neither 1 nor 3, or
- * no such weight: unknown, every format stays.
+ * first 4-D weight, a convolution's in most models; the in_channels option
+ * before all of them.  Neither 1 nor 3, or no such weight: unknown, every
+ * format stays.
  */
-static void th_find_channels(THModel *th_model, const std::string &declared)
+static int th_find_channels(THModel *th_model, const std::string &declared)
 {
     const char *from = "its extra file " TH_CHANNELS_FILE;
     int channels = atoi(declared.c_str());
 
-    if (th_model->aoti) {
+    if (th_model->ctx->torch_option.in_channels == 2) {
+        av_log(th_model->ctx, AV_LOG_ERROR, "in_channels is 1 or 3 (0: the model's)\n");
+        return AVERROR(EINVAL);
+    }
+    if (!declared.empty() && channels != 1 && channels != 3)
+        av_log(th_model->ctx, AV_LOG_WARNING, "%s says '%s', neither 1 nor 3: "
+               "ignored\n", TH_CHANNELS_FILE, declared.c_str());
+    if (th_model->ctx->torch_option.in_channels) {
+        from = "the in_channels option";
+        channels = th_model->ctx->torch_option.in_channels;
+    } else if (th_model->aoti) {
         from = "the package's metadata";
         channels = ff_dnn_th_aoti_channels(th_model->aoti);
     } else if (declared.empty() && th_model->ctx->window <= 1) {
@@ -1445,6 +1457,7 @@ static void th_find_channels(THModel *th_model, const std::string &declared)
     if (th_model->in_channels)
         av_log(th_model->ctx, AV_LOG_VERBOSE, "the model takes %d channel%s (%s)\n",
                channels, channels == 1 ? "" : "s", from);
+    return 0;
 }
 
 static int th_load_module(DnnContext *ctx, THModel *th_model)
@@ -1461,6 +1474,8 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
     fclose(f);
 
     try {
+        std::string declared;
+
         if (ff_dnn_th_aoti_is_package(ctx->model_filename)) {
             c10::Device device = th_device(th_model);
             ret = ff_dnn_th_aoti_load(&th_model->aoti, ctx, ctx->model_filename,
@@ -1469,15 +1484,16 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
                 return ret;
             th_model->device_type  = device.type();
             th_model->device_index = device.has_index() ? device.index() : -1;
-            th_find_channels(th_model, "");
         } else {
             torch::jit::ExtraFilesMap extra{ { TH_CHANNELS_FILE, "" } };
             th_model->jit_model = new torch::jit::Module(
                 torch::jit::load(ctx->model_filename, th_device(th_model), extra));
             th_model->jit_model->eval();
-            th_find_channels(th_model, extra[TH_CHANNELS_FILE]);
+            declared = extra[TH_CHANNELS_FILE];
         }
-        ret = th_setup_precision(ctx, th_model);
+        ret = th_find_channels(th_model, declared);
+        if (ret >= 0)
+            ret = th_setup_precision(ctx, th_model);
         if (ret >= 0)
             ret = th_layout_model(th_model);
     } catch (const std::exception &e) {

@@ -451,6 +451,20 @@ $(eval $(call DNNT_ERROR,output-batch,model output has batch size 1; expected 3$
 $(eval $(call DNNT_ERROR,batch-nireq,nireq 2 is less than batch_size 3,conv.pt,rgb24,:nireq=2:batch_size=3))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
+# in_channels says the channels where the file and the first weight do not
+# (invert.pt has no weight: without it every format stays, and testsrc2's
+# yuv420p goes in as it is): a verbose line names the option, and the
+# filter then takes RGB only, so ffmpeg converts yuv420p to rgb24 in front
+# of it; 2 is an error.
+$(eval $(call DNNT_ERROR,in-channels-2,in_channels is 1 or 3 .0: the model.s.,conv.pt,rgb24,:in_channels=2))
+fate-dnn-torch-in-channels: $(DNNT)/models.stamp
+fate-dnn-torch-in-channels: CMD = $(DNNT_PY)/expect_output.py \
+    "the model takes 3 channels .the in_channels option." "fmt:yuv420p .*-> .*fmt:rgb24" \
+    -- $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
+    -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 2 -vf $(DNNT_OPT)/invert.pt:in_channels=3 -f null -
+fate-dnn-torch-in-channels: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-in-channels
+
 # The device option.  ':' separates filter options, so GPU N is
 # device=cuda:device_id=N; LibTorch's cuda:N needs its colon escaped for
 # both levels of a filter string (here read from a -/vf file, with no shell
