@@ -785,7 +785,7 @@ static int th_worker_run(AVTask *t, void *local, void *user_data)
     THModel *th_model = (THModel *)user_data;
     THWorker *w = (THWorker *)local;
     THInferRequest *lead = ((THJob *)t)->lead;
-    int ret = 0, skip, more;
+    int ret, skip, more;
 
     if (!w->started)
         th_set_intra_threads(th_model);
@@ -832,7 +832,6 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         th_model->inflight += (int)lead->batch.size();
         th_model->waiting++;
         pthread_mutex_unlock(&th_model->mutex);
-        lead->job.lead = lead;
         av_executor_execute(th_model->workers, &lead->job.t);
         return 0;
     }
@@ -1608,6 +1607,7 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
         if (!request)
             return AVERROR(ENOMEM);
         th_model->requests[th_model->nb_requests++] = request;
+        request->job.lead = request;
         try {
             request->batch.reserve(th_model->batch);
         } catch (const std::exception &e) {

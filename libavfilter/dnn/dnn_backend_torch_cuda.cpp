@@ -318,15 +318,6 @@ static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
     return 0;
 }
 
-/* Sample values (float, h x w x pairs) rounded into a plane's view. */
-static void th_yuv_store(const THCuda *cuda, torch::Tensor dst, torch::Tensor v)
-{
-    v = v.round().clamp_(0.0, (double)((1 << cuda->depth) - 1));
-    if (cuda->depth > 8)            /* the int16 view takes the low 16 bits */
-        v = v.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
-    dst.copy_(v);
-}
-
 /*
  * A one-channel output as the Y plane, and the input's chroma as it is
  * (get_output_th() refuses models that change the size on YUV frames).
@@ -336,10 +327,13 @@ static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
 {
     const int64_t h = output.size(2), w = output.size(3);
     const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub_h), cw = AV_CEIL_RSHIFT(w, cuda->sub_w);
+    const double max = (1 << cuda->depth) - 1;
+    torch::Tensor y = output[0].to(torch::kFloat32).mul(max).round_().clamp_(0.0, max)
+                          .permute({ 1, 2, 0 });
 
-    th_yuv_store(cuda, th_yuv_view(cuda, frame, 0, h, w),
-                 output[0].to(torch::kFloat32).clamp(0.0, 1.0)
-                     .mul((1 << cuda->depth) - 1).permute({ 1, 2, 0 }));
+    if (cuda->depth > 8)            /* the int16 view takes the low 16 bits */
+        y = y.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
+    th_yuv_view(cuda, frame, 0, h, w).copy_(y);
     for (int p = 1; p < (cuda->interleaved ? 2 : 3); p++)
         th_yuv_view(cuda, frame, p, ch, cw).copy_(th_yuv_view(cuda, in, p, ch, cw));
 }

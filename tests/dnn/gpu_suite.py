@@ -388,6 +388,17 @@ def raw_yuv(s, sw, w, h, spc, rng):
     return raw
 
 
+def yuv_refused(s, tag, model, w, h, message):
+    """Uploaded nv12 frames into model: a non-zero exit with message, no
+    traceback."""
+    raw = raw_yuv(s, "nv12", w, h, "bt709", "tv")
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "rawvideo",
+                    "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h), "-i", raw, "-vf",
+                    "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model(model),
+                    "-f", "null", "-"])
+    s.check(tag, rc > 0 and message in err and "Traceback" not in err, "(rc %d)" % rc)
+
+
 def run_yuv(s):
     cases = []      # (sw, spc, rng, loc, model, w, h)
     for sw in YUV_FORMATS:
@@ -409,22 +420,12 @@ def run_yuv(s):
                                        else []) + ["-i", raw]
         tag = "cuda-yuv-%s-%s-%s-%s-%s-%dx%d" % (sw, spc, rng, loc, model, w, h)
         yuv_pair(s, tag, inp, sw, w, h, model, model_channels(model), spc, rng, loc)
-    raw = raw_yuv(s, "nv12", 318, 238, "bt709", "tv")
-    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "rawvideo",
-                    "-pix_fmt", "nv12", "-s", "318x238", "-i", raw, "-vf",
-                    "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model("conv"),
-                    "-f", "null", "-"])
-    s.check("cuda-yuv-three-channels-refused", rc > 0 and "YUV CUDA frames go only to a "
-            "model known to take one channel; put scale_cuda=format=rgb0" in err
-            and "Traceback" not in err, "(rc %d)" % rc)
-    raw = raw_yuv(s, "nv12", 160, 90, "bt709", "tv")
-    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "rawvideo",
-                    "-pix_fmt", "nv12", "-s", "160x90", "-i", raw, "-vf",
-                    "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model("sr2y"),
-                    "-f", "null", "-"])
-    s.check("cuda-yuv-size-change-refused", rc > 0 and "a model that changes the size takes "
-            "YUV CUDA frames' Y plane only on the CPU: put hwdownload" in err
-            and "Traceback" not in err, "(rc %d)" % rc)
+    yuv_refused(s, "cuda-yuv-three-channels-refused", "conv", 318, 238,
+                "YUV CUDA frames go only to a model known to take one channel; "
+                "put scale_cuda=format=rgb0")
+    yuv_refused(s, "cuda-yuv-size-change-refused", "sr2y", 160, 90,
+                "a model that changes the size takes YUV CUDA frames' Y plane only "
+                "on the CPU: put hwdownload")
     run_p010_precision(s)
     run_nvdec(s)
 
