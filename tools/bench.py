@@ -213,6 +213,8 @@ def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
         chain.append(f"trim=end_frame={frames}")
     if dnn:
         opts = f"dnn_backend=torch:model={model}:async={sc.async_}"
+        if model.endswith(".pt2"):
+            opts += ":aoti=1"   # packages load only with it (ours alone has them)
         if sc.device != "cpu":
             opts += f":device={sc.device}"
         if sc.precision:

@@ -303,6 +303,9 @@ def main():
         shutil.rmtree(os.path.dirname(args.out), ignore_errors=True)
     print(f"wrote {final}: {fmt} for {args.device}, {args.precision}, {how}, "
           f"in {time.time() - start:.0f} s")
+    if fmt == "pt2":
+        print(f"  a package is native code: the filter loads it with aoti=1 "
+              f"(dnn_processing=dnn_backend=torch:model={final}:aoti=1)")
 
 
 if __name__ == "__main__":

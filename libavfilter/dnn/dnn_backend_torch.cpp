@@ -146,6 +146,7 @@ enum { TH_PRECISION_AUTO, TH_PRECISION_FP32, TH_PRECISION_FP16, TH_PRECISION_BF1
 static const AVOption dnn_th_options[] = {
     { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
     { "in_channels", "input channels of the model, 1 or 3 (0: from its file or first weight)", OFFSET(in_channels), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 3, FLAGS, NULL },
+    { "aoti", "load AOTInductor packages (.pt2), whose compiled code runs in this process", OFFSET(aoti), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, FLAGS, NULL },
     { "precision", "the dtype the model runs in", OFFSET(precision), AV_OPT_TYPE_INT, { .i64 = TH_PRECISION_AUTO }, TH_PRECISION_AUTO, TH_PRECISION_BF16, FLAGS, "precision" },
         { "auto", "that of its weights", 0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_AUTO }, 0, 0, FLAGS, "precision" },
         { "fp32", "float32",             0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_FP32 }, 0, 0, FLAGS, "precision" },
@@ -1477,6 +1478,12 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
 
         if (ff_dnn_th_aoti_is_package(ctx->model_filename)) {
             c10::Device device = th_device(th_model);
+            if (!ctx->torch_option.aoti) {
+                av_log(ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package: its compiled "
+                       "code runs in this process, so it loads only with aoti=1\n",
+                       ctx->model_filename);
+                return AVERROR(EPERM);
+            }
             ret = ff_dnn_th_aoti_load(&th_model->aoti, ctx, ctx->model_filename,
                                       !!ctx->device, &device);
             if (ret < 0)

@@ -48,6 +48,12 @@ class Suite:
     def model(self, name):
         return os.path.join(self.dir, name + ".pt")
 
+    def model_opt(self, name):
+        """The model's path for model=, with aoti=1 for the AOTInductor
+        packages (aoti_*, export_*), which load only with it."""
+        aoti = name.startswith(("aoti_", "export_"))
+        return self.model(name) + (":aoti=1" if aoti else "")
+
     def models(self, *names):
         """Write the models of tests/dnn/models.py that are not there yet."""
         for name in names:
@@ -159,7 +165,7 @@ def run_alpha(s, w, h):
             rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
                             "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
                             "-i", src, "-vf", "hwupload,dnn_processing=dnn_backend=torch:"
-                            "model=%s,hwdownload,format=%s" % (s.model(model), sw),
+                            "model=%s,hwdownload,format=%s" % (s.model_opt(model), sw),
                             "-f", "rawvideo", out])
             name = "cuda-%s-%s-alpha" % (sw, model)
             data = open(out, "rb").read() if rc == 0 else b""
@@ -332,7 +338,7 @@ def model_channels(model):
 def yuv_gpu_vf(s, model, opts, sw, channels):
     """The GPU chain for YUV CUDA frames and the format it writes: a
     1-channel model takes the Y plane; a 3-channel one RGB from scale_cuda."""
-    dnn = "dnn_processing=dnn_backend=torch:model=%s%s" % (s.model(model), opts)
+    dnn = "dnn_processing=dnn_backend=torch:model=%s%s" % (s.model_opt(model), opts)
     if channels == 1:
         return dnn + ",hwdownload,format=" + sw, sw
     return "scale_cuda=format=rgb0,%s,hwdownload,format=rgb0" % dnn, "rgb0"
@@ -359,10 +365,10 @@ def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=Fals
     vf, out_fmt = yuv_gpu_vf(s, model, opts, sw, channels)
     if channels == 1:
         cpu = ("hwdownload,format=%s," % sw if decoded else "") + \
-            yuv_cpu_chain(s.model(model) + opts, sw, spc, rng, loc, channels)
+            yuv_cpu_chain(s.model_opt(model) + opts, sw, spc, rng, loc, channels)
     else:
         cpu = "%sscale_cuda=format=rgb0,hwdownload,format=rgb0,format=rgb24," \
-              "dnn_processing=dnn_backend=torch:model=%s%s" % (up, s.model(model), opts)
+              "dnn_processing=dnn_backend=torch:model=%s%s" % (up, s.model_opt(model), opts)
     rc1, e1 = s.ff(dev + inp + ["-vf", cpu, "-f", "rawvideo", "-pix_fmt", out_fmt, ref])
     rc2, e2 = s.ff(dev + inp + ["-vf", up + vf, "-f", "rawvideo", "-pix_fmt", out_fmt, out])
     if rc1 or rc2:
@@ -394,7 +400,7 @@ def yuv_refused(s, tag, model, w, h, message):
     raw = raw_yuv(s, "nv12", w, h, "bt709", "tv")
     rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "rawvideo",
                     "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h), "-i", raw, "-vf",
-                    "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model(model),
+                    "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model_opt(model),
                     "-f", "null", "-"])
     s.check(tag, rc > 0 and message in err and "Traceback" not in err, "(rc %d)" % rc)
 
@@ -643,7 +649,7 @@ def batch_run(s, tag, upload, fmt, model, opts):
     pre, _, model = model.rpartition(",")    # scale_cuda=format=rgb0: RGB from YUV
     down = "rgb0" if pre else fmt
     chain = "format=%s,%s%sdnn_processing=dnn_backend=torch:model=%s%s%s" % (
-        fmt, "hwupload," if upload else "", pre + "," if pre else "", s.model(model), opts,
+        fmt, "hwupload," if upload else "", pre + "," if pre else "", s.model_opt(model), opts,
         ",hwdownload,format=%s" % down if upload else "")
     out = s.path("batch-%s.out" % tag)
     rc, err = s.ff(["-v", "verbose"] + up + ["-f", "rawvideo", "-pix_fmt", "rgb24",
@@ -791,7 +797,7 @@ def memcheck(s, name, primary, sw, model, size="318x238"):
     rc, err = s.ff(["-init_hw_device", dev, "-filter_hw_device", "cu",
                     "-f", "lavfi", "-i", "testsrc2=s=%s:r=5" % size, "-frames:v", "3",
                     "-vf", "format=%s,hwupload,%sdnn_processing=dnn_backend=torch:"
-                    "model=%s%s,hwdownload,format=%s" % (sw, pre, s.model(base),
+                    "model=%s%s,hwdownload,format=%s" % (sw, pre, s.model_opt(base),
                                                         ":" + opts if opts else "",
                                                         "rgb0" if pre else sw),
                     "-f", "null", "-"], timeout=900,
@@ -824,7 +830,7 @@ def gpu_count():
 
 
 def dnn(s, model, opts=""):
-    return "dnn_processing=dnn_backend=torch:model=%s%s" % (s.model(model), opts)
+    return "dnn_processing=dnn_backend=torch:model=%s%s" % (s.model_opt(model), opts)
 
 
 def gpu_chain(s, gpu, opts="", up=None):
@@ -999,7 +1005,7 @@ def nv12_cuda(s, model, raw, w, h):
                     "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h),
                     "-colorspace", "bt709", "-color_range", "tv", "-i", raw, "-vf",
                     "hwupload,scale_cuda=format=rgb0,dnn_processing=dnn_backend=torch:"
-                    "model=%s,hwdownload,format=rgb0" % s.model(model),
+                    "model=%s,hwdownload,format=rgb0" % s.model_opt(model),
                     "-f", "rawvideo", "-pix_fmt", "rgb0", out])
     return out if rc == 0 else None
 
@@ -1069,7 +1075,7 @@ def run_window(s):
         rc, err = s.ff(dev + ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h),
                               "-i", s.source(w, h), "-vf",
                               "format=nv12,hwupload,dnn_processing=dnn_backend=torch:"
-                              "model=%s%s,hwdownload,format=nv12" % (s.model(net + "y"), opts),
+                              "model=%s%s,hwdownload,format=nv12" % (s.model_opt(net + "y"), opts),
                               "-f", "rawvideo", "-pix_fmt", "nv12", out])
         compare_yuv(s, "window-nv12-y-%s" % tag, "nv12", w, h, ref,
                     out if rc == 0 else None, 1)

@@ -10,7 +10,9 @@ TORCH_PYTHON ?= python3
 DNNT      = tests/data/dnn-torch
 DNNT_PY   = $(TORCH_PYTHON) $(SRC_PATH)/tests/dnn
 DNNT_FF   = ./ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v error
-DNNT_OPT  = dnn_processing=dnn_backend=torch:model=$(TARGET_PATH)/$(DNNT)
+# aoti=1: the tests of AOTInductor packages take this too (the refusal of a
+# package without it is fate-dnn-torch-err-pt2-no-aoti*)
+DNNT_OPT  = dnn_processing=dnn_backend=torch:aoti=1:model=$(TARGET_PATH)/$(DNNT)
 DNNT_COMMA := ,
 
 $(DNNT)/models.stamp: $(SRC_PATH)/tests/dnn/models.py
@@ -846,7 +848,8 @@ endif
 # TorchScript named .pt2).  A frame outside the exported sizes, a precision
 # or a layout other than the package's and a package whose compiled
 # library is damaged or whose metadata does not describe its input (the
-# dnn.input keys of tools/dnn_package.py) are one-line errors.
+# dnn.input keys of tools/dnn_package.py) are one-line errors; so is a
+# package without aoti=1, named .pt2 or .pt.
 $(DNNT)/%.pt2: $(SRC_PATH)/tests/dnn/models.py
 	@mkdir -p $(DNNT)
 	$(DNNT_PY)/models.py $(DNNT) $*_pt2
@@ -899,6 +902,11 @@ $(eval $(call DNNT_ERROR,pt2-corrupt,could not load AOTInductor package .[^ ]*co
 fate-dnn-torch-err-pt2-corrupt: $(DNNT)/corrupt.pt2
 $(eval $(call DNNT_ERROR,pt2-no-metadata,nometa.pt2.: the metadata of the package.s model .model. has no valid dnn.input.dtype,nometa.pt2,rgb24,))
 fate-dnn-torch-err-pt2-no-metadata: $(DNNT)/nometa.pt2
+DNNT_NO_AOTI = is an AOTInductor package: its compiled code runs in this process$(DNNT_COMMA) so it loads only with aoti=1
+$(eval $(call DNNT_ERROR,pt2-no-aoti,conv.pt2. $(DNNT_NO_AOTI),conv.pt2,rgb24,:aoti=0))
+fate-dnn-torch-err-pt2-no-aoti: $(DNNT)/conv.pt2
+$(eval $(call DNNT_ERROR,pt2-no-aoti-named-pt,pkg_named.pt. $(DNNT_NO_AOTI),pkg_named.pt,rgb24,:aoti=0))
+fate-dnn-torch-err-pt2-no-aoti-named-pt: $(DNNT)/pkg_named.pt
 # a window (5-D input) for a package exported for single frames
 $(eval $(call DNNT_ERROR,pt2-window,window probe input 1x3x3x24x32 .window=3: 1 x N x C x H x W.: the package takes 4-D input .1 x C x H x W.$(DNNT_COMMA) not 5-D: it was exported for single frames,conv.pt2,rgb24,:window=3))
 fate-dnn-torch-err-pt2-window: $(DNNT)/conv.pt2
