@@ -122,8 +122,8 @@ typedef struct THModel {
     int batch;                  ///< frames per forward (batch_size)
     THInferRequest *forming;    ///< lead of a batch not yet full (filter thread)
     int sync_init;              ///< mutex and cond are initialised
-    pthread_mutex_t mutex;
-    pthread_cond_t cond;
+    AVMutex mutex;
+    AVCond cond;
     int waiting;                ///< batches handed to the workers, not started
     int inflight;               ///< requests handed to the workers, not done
     int quit;
@@ -710,11 +710,11 @@ static void th_release(THModel *th_model, THInferRequest *lead)
 /* A worker is done with a batch: complete its tasks, free its requests. */
 static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
 {
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     th_complete(th_model, lead, ret);
     th_model->inflight -= (int)lead->batch.size();
-    pthread_cond_broadcast(&th_model->cond);
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_cond_broadcast(&th_model->cond);
+    ff_mutex_unlock(&th_model->mutex);
     th_release(th_model, lead);
 }
 
@@ -728,16 +728,22 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * pool, and it clears oneDNN's cache of kernels.  So a count is set only
  * for the backend's own workers side by side and where the filter's
  * threads option gives one, never by default in the filter thread.
+ * Those parts are not safe against themselves, and workers of this and of
+ * other torch filters may set a count at the same time: one lock for all.
  */
+static AVMutex th_threads_lock = AV_MUTEX_INITIALIZER;
+
 static void th_set_threads(THModel *th_model, int threads)
 {
     if (threads <= 0)
         return;
+    ff_mutex_lock(&th_threads_lock);
     try {
         at::set_num_threads(threads);
     } catch (const std::exception &e) {
         th_error(th_model->ctx, "could not set the intra-op thread count", e);
     }
+    ff_mutex_unlock(&th_threads_lock);
 }
 
 static void th_set_intra_threads(THModel *th_model)
@@ -791,17 +797,17 @@ static int th_worker_run(AVTask *t, void *local, void *user_data)
     if (!w->started)
         th_set_intra_threads(th_model);
     w->started = 1;
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     skip = th_model->quit || th_model->error;
     th_model->waiting--;
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
 
     ret = skip ? AVERROR_EXIT : th_run_request(th_model, lead);
     if (w->prev)
         th_worker_done(th_model, w->prev, th_finish_request(w->prev, w->prev_ret));
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     more = th_model->waiting > 0;
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
     w->prev     = lead->finish && more ? lead : NULL;
     w->prev_ret = ret;
     if (!w->prev)
@@ -829,18 +835,18 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
     int ret;
 
     if (th_model->ctx->async) {
-        pthread_mutex_lock(&th_model->mutex);
+        ff_mutex_lock(&th_model->mutex);
         th_model->inflight += (int)lead->batch.size();
         th_model->waiting++;
-        pthread_mutex_unlock(&th_model->mutex);
+        ff_mutex_unlock(&th_model->mutex);
         av_executor_execute(th_model->workers, &lead->job.t);
         return 0;
     }
 
     ret = th_finish_request(lead, th_run_in_filter_thread(th_model, lead));
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     th_complete(th_model, lead, ret);
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
     th_release(th_model, lead);
     return ret;
 }
@@ -864,9 +870,9 @@ static int th_window_submit(THModel *th_model, TaskItem *task, int64_t index)
     ret = th_is_cuda_frame(task->in_frame) ? ff_dnn_th_cuda_run(th_model->cuda, fill) : fill();
     if (ret >= 0)
         return th_submit(th_model, request);
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     th_complete(th_model, request, ret);
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
     th_release(th_model, request);
     return ret;
 }
@@ -957,9 +963,9 @@ static int execute_model_th(THModel *th_model, THInferRequest *request, int *que
             return ret;
     }
 
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     ret = ff_queue_push_back(th_model->task_queue, task);
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
     if (ret < 0)
         return ret;
     *queued = 1;
@@ -1382,16 +1388,16 @@ static void dnn_free_model_th(DNNModel **model)
 
     if (th_model->workers) {
         /* the workers complete what is pending without running it */
-        pthread_mutex_lock(&th_model->mutex);
+        ff_mutex_lock(&th_model->mutex);
         th_model->quit = 1;
         while (th_model->inflight > 0)
-            pthread_cond_wait(&th_model->cond, &th_model->mutex);
-        pthread_mutex_unlock(&th_model->mutex);
+            ff_cond_wait(&th_model->cond, &th_model->mutex);
+        ff_mutex_unlock(&th_model->mutex);
         av_executor_free(&th_model->workers);
     }
     if (th_model->sync_init) {
-        pthread_mutex_destroy(&th_model->mutex);
-        pthread_cond_destroy(&th_model->cond);
+        ff_mutex_destroy(&th_model->mutex);
+        ff_cond_destroy(&th_model->cond);
     }
 
     while (th_model->task_queue && (task = (TaskItem *)ff_queue_pop_front(th_model->task_queue))) {
@@ -1514,10 +1520,10 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
 /* The lock and the queues; requests come in th_start(). */
 static int th_init_sync(THModel *th_model)
 {
-    if (pthread_mutex_init(&th_model->mutex, NULL))
+    if (ff_mutex_init(&th_model->mutex, NULL))
         return AVERROR(ENOMEM);
-    if (pthread_cond_init(&th_model->cond, NULL)) {
-        pthread_mutex_destroy(&th_model->mutex);
+    if (ff_cond_init(&th_model->cond, NULL)) {
+        ff_mutex_destroy(&th_model->mutex);
         return AVERROR(ENOMEM);
     }
     th_model->sync_init = 1;
@@ -1738,15 +1744,15 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
     if (!th_model->started) {
         ret = th_start(th_model);
         if (ret < 0) {
-            pthread_mutex_lock(&th_model->mutex);
+            ff_mutex_lock(&th_model->mutex);
             th_model->error = ret;
-            pthread_mutex_unlock(&th_model->mutex);
+            ff_mutex_unlock(&th_model->mutex);
             return ret;
         }
     }
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     ret = th_model->error;
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
     if (ret < 0)
         return ret;
 
@@ -1782,10 +1788,10 @@ static DNNAsyncStatusType dnn_get_result_th(const DNNModel *model, AVFrame **in,
     DNNAsyncStatusType status;
 
     /* the workers mark tasks done under the mutex */
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     status = th_model->error ? DAST_FAIL :   /* frames left go with the model */
              ff_dnn_get_result_common(th_model->task_queue, in, out);
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
     return status;
 }
 
@@ -1797,11 +1803,11 @@ static int dnn_flush_th(const DNNModel *model)
 
     if (!th_model->nb_workers || ret < 0)
         return ret;
-    pthread_mutex_lock(&th_model->mutex);
+    ff_mutex_lock(&th_model->mutex);
     while (th_model->inflight > 0)
-        pthread_cond_wait(&th_model->cond, &th_model->mutex);
+        ff_cond_wait(&th_model->cond, &th_model->mutex);
     ret = th_model->error;
-    pthread_mutex_unlock(&th_model->mutex);
+    ff_mutex_unlock(&th_model->mutex);
     return ret;
 }
 
