@@ -1483,13 +1483,13 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
         std::string declared;
 
         if (ff_dnn_th_aoti_is_package(ctx->model_filename)) {
-            c10::Device device = th_device(th_model);
             if (!ctx->torch_option.aoti) {
                 av_log(ctx, AV_LOG_ERROR, "'%s' is an AOTInductor package: its compiled "
                        "code runs in this process, so it loads only with aoti=1\n",
                        ctx->model_filename);
                 return AVERROR(EPERM);
             }
+            c10::Device device = th_device(th_model);
             ret = ff_dnn_th_aoti_load(&th_model->aoti, ctx, ctx->model_filename,
                                       !!ctx->device, &device);
             if (ret < 0)
