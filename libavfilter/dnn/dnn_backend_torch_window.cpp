@@ -40,7 +40,7 @@ struct THWindow {
     int size;               ///< N, frames per window
     int anchor;
     int delay;              ///< frames a task waits for: N / 2 (center) or 0
-    THWindowSlot slot[DNN_WINDOW_MAX];   ///< frame i of the segment in slot i % N
+    THWindowSlot slot[TH_WINDOW_MAX];   ///< frame i of the segment in slot i % N
 
     /* the segment: frames of one size, format and frames context */
     int64_t frames;         ///< frames of the segment in the ring so far
@@ -48,7 +48,7 @@ struct THWindow {
     const void *frames_ctx;
 
     /* tasks whose window is not complete yet, oldest first */
-    THWaiting waiting[DNN_WINDOW_MAX];
+    THWaiting waiting[TH_WINDOW_MAX];
     int first, nb_waiting;
 };
 
@@ -58,7 +58,7 @@ int ff_dnn_th_window_init(THWindow **w, void *log_ctx, int size, int anchor,
     *w = NULL;
     if (size <= 1)
         return 0;
-    if (anchor == DNN_WINDOW_CENTER && !(size & 1)) {
+    if (anchor == TH_WINDOW_CENTER && !(size & 1)) {
         av_log(log_ctx, AV_LOG_ERROR, "window=%d with window_anchor=center: the "
                "middle frame needs an odd window (%d or %d), or use "
                "window_anchor=last\n", size, size - 1, size + 1);
@@ -75,7 +75,7 @@ int ff_dnn_th_window_init(THWindow **w, void *log_ctx, int size, int anchor,
     (*w)->log_ctx = log_ctx;
     (*w)->size    = size;
     (*w)->anchor  = anchor;
-    (*w)->delay   = anchor == DNN_WINDOW_CENTER ? size / 2 : 0;
+    (*w)->delay   = anchor == TH_WINDOW_CENTER ? size / 2 : 0;
     return 0;
 }
 
@@ -95,7 +95,7 @@ static int th_window_pop(THWindow *w, const THWindowSubmit &submit)
 {
     THWaiting t = w->waiting[w->first];
 
-    w->first = (w->first + 1) % DNN_WINDOW_MAX;
+    w->first = (w->first + 1) % TH_WINDOW_MAX;
     w->nb_waiting--;
     return submit(t.task, t.index);
 }
@@ -105,14 +105,14 @@ int ff_dnn_th_window_push(THWindow *w, const AVFrame *in, TaskItem *task,
 {
     int ret = 0;
 
-    av_assert0(w->nb_waiting < DNN_WINDOW_MAX);
+    av_assert0(w->nb_waiting < TH_WINDOW_MAX);
     if (!w->frames) {
         w->width      = in->width;
         w->height     = in->height;
         w->format     = in->format;
         w->frames_ctx = in->hw_frames_ctx ? in->hw_frames_ctx->data : NULL;
     }
-    w->waiting[(w->first + w->nb_waiting++) % DNN_WINDOW_MAX] = { task, w->frames++ };
+    w->waiting[(w->first + w->nb_waiting++) % TH_WINDOW_MAX] = { task, w->frames++ };
     /* a task goes once the frame delay frames after its own is in */
     while (ret >= 0 && w->nb_waiting &&
            w->waiting[w->first].index + w->delay < w->frames)

@@ -50,6 +50,14 @@ extern "C" {
 
 #include "dnn_backend_torch_cuda.h"
 
+/* The most frames a window holds (the window option's maximum), and its anchors. */
+#define TH_WINDOW_MAX 64
+
+enum THWindowAnchor {
+    TH_WINDOW_CENTER, ///< the output is for the middle frame (odd window)
+    TH_WINDOW_LAST,   ///< the output is for the newest frame (causal)
+};
+
 typedef struct THWindow THWindow;
 
 /* One frame of the ring: its grow-only store and the frame converted in it. */
