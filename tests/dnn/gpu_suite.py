@@ -102,7 +102,7 @@ class Suite:
         rc, err = self.ff(["-v", "verbose", "-f", "rawvideo", "-pix_fmt", "rgb24",
                            "-s", "%dx%d" % (w, h), "-i", self.source(w, h), "-vf",
                            "format=%s,dnn_processing=dnn_backend=torch:model=%s%s"
-                           % (pix, self.model(model), extra),
+                           % (pix, self.model_opt(model), extra),
                            "-f", "rawvideo", "-pix_fmt", out_fmt, out])
         return (out if rc == 0 else None), rc, err
 
@@ -114,7 +114,7 @@ class Suite:
                            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "%dx%d" % (w, h),
                            "-i", self.source(w, h), "-vf",
                            "format=%s,hwupload,dnn_processing=dnn_backend=torch:model=%s%s,"
-                           "hwdownload,format=%s" % (sw, self.model(model), extra, sw),
+                           "hwdownload,format=%s" % (sw, self.model_opt(model), extra, sw),
                            "-f", "rawvideo", "-pix_fmt", "rgb24", out])
         return (out if rc == 0 else None), rc, err
 
