@@ -131,7 +131,8 @@ int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o)
     CUcontext dummy;
     int ret;
 
-    if (c->kernels < 0 || o->dtype < 0 || o->dtype > 2)
+    /* one block row per frame row: a grid is at most 65535 blocks high */
+    if (c->kernels < 0 || o->dtype < 0 || o->dtype > 2 || o->height > 65535)
         return AVERROR(ENOSYS);
     ret = CHECK_CU(c->cu->cuCtxPushCurrent(c->primary_ctx));
     if (ret < 0)

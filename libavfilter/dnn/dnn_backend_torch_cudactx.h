@@ -72,7 +72,8 @@ typedef struct THBytesOut {
 /**
  * Queue on stream (primary context) the conversion of o->src to bytes:
  * round(clamp(v * 255, 0, 255)), NaN as 0.  AVERROR(ENOSYS) when the
- * kernels cannot be used here: the caller converts another way.
+ * kernels cannot be used here or the frame has over 65535 rows: the
+ * caller converts another way.
  */
 int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o);
 
