@@ -1189,10 +1189,6 @@ static int get_input_th(DNNModel *model, DNNData *input, const char *)
     AVFilterContext *fctx = model->filter_ctx;
     int linked = fctx && fctx->nb_inputs && fctx->inputs[0] &&
                  fctx->inputs[0]->format != AV_PIX_FMT_NONE;
-    int ret = th_setup_cuda(th_model);
-
-    if (ret < 0)
-        return ret;
 
     input->dt       = DNN_FLOAT;
     input->order    = DCO_RGB;
@@ -1222,9 +1218,8 @@ static torch::Tensor th_probe(THModel *th_model, int channels, int width, int he
 }
 
 /* Run the model once on a blank input to learn its output size. */
-static int get_output_th(DNNModel *model, const char *, int input_width,
-                         int input_height, const char *,
-                         int *output_width, int *output_height)
+static int th_output_size(DNNModel *model, int input_width, int input_height,
+                          int *output_width, int *output_height)
 {
     THModel *th_model = (THModel *)model;
     AVFilterContext *fctx = model->filter_ctx;
@@ -1278,6 +1273,23 @@ static int get_output_th(DNNModel *model, const char *, int input_width,
         return th_error(th_model->ctx, what, e);
     }
     return 0;
+}
+
+/*
+ * The output size, at the output link's configuration: CUDA frames first
+ * take the model to their device.  get_input() only reads, since the
+ * filter asks it for the formats too.
+ */
+static int get_output_th(DNNModel *model, const char *, int input_width,
+                         int input_height, const char *,
+                         int *output_width, int *output_height)
+{
+    int ret = th_setup_cuda((THModel *)model);
+
+    if (ret < 0)
+        return ret;
+    return th_output_size(model, input_width, input_height,
+                          output_width, output_height);
 }
 
 #define TH_DEVICES "use cpu, cuda (device_id=N for GPU N) or xpu"
