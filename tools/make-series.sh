@@ -132,7 +132,22 @@ stage_files() {
 # A MAINTAINERS line for our files under upstream's "dnn" entry, naming
 # the series' author (its git identity: the one who answers for it), with
 # the address to copy in upstream's form for it, "Name (CC <address>)".
+# An address no one reads (a noreply one, or of a domain reserved for
+# examples: RFC 2606) names no one who can answer: the commit is left
+# out, with one line saying so, and the rest of the series is the same.
+unreachable() {
+    case $1 in
+    *noreply*|*no-reply*|*.example|*.invalid|*@example.com|*@example.net|*@example.org) ;;
+    *) return 1 ;;
+    esac
+}
+
 add_maintainer() {
+    if unreachable "$GIT_AUTHOR_EMAIL"; then
+        echo "make-series: no MAINTAINERS commit: $GIT_AUTHOR_EMAIL is an address no one reads (set git config user.email)" >&2
+        skip=1
+        return
+    fi
     awk -v line="$(printf '  %-38s%s (CC <%s>)' "$1" "$GIT_AUTHOR_NAME" "$GIT_AUTHOR_EMAIL")" \
         '{ print } /^dnn  / { print line; n++ } END { exit n != 1 }' \
         "$work/MAINTAINERS" > "$work/MAINTAINERS.new" ||
@@ -148,6 +163,13 @@ commit() {
     echo "  $subject"
 }
 
+# A commit left out (add_maintainer) must have had nothing else in it.
+leave_out() {
+    git -C "$work" add -A -f
+    git -C "$work" diff --cached --quiet ||
+        die "'$subject' is left out but changes more than MAINTAINERS"
+}
+
 # A line that starts with "[BASE] " counts only on that base.
 for_base() {
     case $1 in
@@ -159,7 +181,7 @@ for_base() {
 
 stage=$work.stage
 stage_files
-state=none subject=
+state=none subject= skip=
 while IFS= read -r line; do
     for_base "$line" || continue
     case $state:$line in
@@ -176,7 +198,7 @@ while IFS= read -r line; do
     head:Maintainer:\ *) add_maintainer "${line#Maintainer: }" ;;
     head:Apart:\ *) apart=${line#Apart: } ;;
     head:)          state=body ;;
-    body:---)       commit; state=none ;;
+    body:---)       if [ -n "$skip" ]; then leave_out; else commit; fi; state=none skip= ;;
     body:*)         printf '%s\n' "$line" >> "$msg" ;;
     *) die "$list: unexpected line '$line'" ;;
     esac

@@ -46,6 +46,18 @@ noauthor=$(grep -L -x 'From: Series Test <series-test@localhost>' \
 grep -q -x '+  dnn/dnn_backend_torch\* *Series Test (CC <series-test@localhost>)' \
      "$work"/series/*-MAINTAINERS-*.patch ||
     die "no MAINTAINERS entry naming the git identity"
+# An address no one reads names no one in MAINTAINERS: that commit is left
+# out with one line, the others are the same.
+rm -rf "$work"/series-noreply*
+err=$(as "Series Test" series-test@users.noreply.example "$top/tools/make-series.sh" \
+      "$tarball" "$tree" "$work/make-noreply" "$work/series-noreply" 2>&1 >/dev/null) ||
+    die "make-series failed with a noreply address: $err"
+case $err in *"no MAINTAINERS commit"*) ;; *) die "with a noreply address, make-series said: $err" ;; esac
+! ls "$work"/series-noreply/*-MAINTAINERS-*.patch >/dev/null 2>&1 ||
+    die "a MAINTAINERS entry naming a noreply address"
+[ $(ls "$work"/series-noreply | wc -l) = $(($(ls "$work"/series | wc -l) - 1)) ] ||
+    die "with a noreply address, more than the MAINTAINERS commit is left out"
+rm -rf "$work"/series-noreply* "$work"/make-noreply*
 patches=$(ls "$work"/series/*.patch | grep -v /0000-cover-letter.patch)
 grep -q '^Subject: \[PATCH 00/' "$work/series/0000-cover-letter.patch" &&
     ! grep -q '\*\*\* .* HERE \*\*\*' "$work/series/0000-cover-letter.patch" ||
