@@ -29,7 +29,8 @@
  * elsewhere and a grow-only store for the conversion back to 8 bits.  They
  * are reallocated only when a frame needs more than they hold.
  *
- * With async=1 worker threads (libavutil's AVExecutor) run the requests:
+ * With async=1 worker threads (the DNN layer's pool of threads) run the
+ * requests:
  * on the CPU one worker per batch of requests (a batch is one request by
  * default), so that forwards run side by side, each with its share of the
  * cores as LibTorch intra-op threads; on CUDA one worker that runs them in
@@ -61,7 +62,6 @@ extern "C" {
 #include "libavutil/avassert.h"
 #include "libavutil/avstring.h"
 #include "libavutil/cpu.h"
-#include "libavutil/executor.h"
 #include "libavutil/mem.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
@@ -77,13 +77,8 @@ extern "C" {
 #include "dnn_backend_torch_cuda.h"
 #include "dnn_backend_torch_window.h"
 
-/* A batch as a task of the workers' AVExecutor (the AVTask first). */
-typedef struct THJob {
-    AVTask t;
-    struct THInferRequest *lead;
-} THJob;
-
 typedef struct THInferRequest {
+    struct THModel *model;
     TaskItem *task;
     std::vector<struct THInferRequest *> batch; ///< as lead: the requests of
                              ///< its forward, itself first, in input order
@@ -97,7 +92,8 @@ typedef struct THInferRequest {
     torch::Tensor out_host;  ///< grow-only uint8 store, device -> frame
     THCudaStage *cuda_stage; ///< CPU frames, model on CUDA: stream and buffers
     int finish;              ///< output still on its way to the host
-    THJob job;               ///< as lead: its batch as the workers' task
+    int ret;                 ///< as lead: what its forward on a worker gave
+    DNNAsyncExecModule exec_module; ///< as lead: its batch as the workers' task
 } THInferRequest;
 
 typedef struct THModel {
@@ -115,8 +111,10 @@ typedef struct THModel {
     Queue *task_queue;          ///< tasks in submission order
 
     /* async execution: workers, the rest guarded by mutex */
-    AVExecutor *workers;        ///< libavutil's thread pool
+    DNNAsyncPool *workers;      ///< the DNN layer's pool of threads
     int nb_workers;             ///< its threads
+    THInferRequest *prev;       ///< the one worker (CUDA): run, output still
+                                ///< on its way to the host
     int started;                ///< th_start() ran: requests made, workers started
     int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
     int batch;                  ///< frames per forward (batch_size)
@@ -774,60 +772,50 @@ static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
     return ret;
 }
 
-/* What each worker keeps between its tasks (its AVExecutor local context). */
-typedef struct THWorker {
-    int started;                ///< intra-op threads set for this thread
-    THInferRequest *prev;       ///< run, output still on its way to the host
-    int prev_ret;
-} THWorker;
-
 /*
- * The workers' AVExecutor takes the oldest batch first.  With one worker
- * (CUDA) batches run in order, and one whose output is still being copied
- * to the host (CPU frames on CUDA) is finished only after the next one,
- * already waiting, has been started, so that the copy of one overlaps the
- * model on the next.  With several (CPU), forwards run side by side and may
- * end in any order; dnn_get_result_th() still hands tasks out in
- * submission order.  After an error or once free_model() has asked to quit,
- * batches are completed without running.
+ * The pool runs the oldest batch first.  With one worker (CUDA) batches
+ * run in order, and one whose output is still being copied to the host
+ * (CPU frames on CUDA) is finished only after the next one, already
+ * waiting, has been started, so that the copy of one overlaps the model on
+ * the next.  With several (CPU), forwards run side by side and may end in
+ * any order; dnn_get_result_th() still hands tasks out in submission
+ * order.  After an error or once free_model() has asked to quit, batches
+ * are completed without running.  A worker sets its intra-op threads
+ * before its first forward: the pool's threads are this model's.
  */
-static int th_worker_run(AVTask *t, void *local, void *user_data)
+static int th_worker_forward(void *arg)
 {
-    THModel *th_model = (THModel *)user_data;
-    THWorker *w = (THWorker *)local;
-    THInferRequest *lead = ((THJob *)t)->lead;
-    int ret, skip, more;
+    static thread_local int threads_set;
+    THInferRequest *lead = (THInferRequest *)arg;
+    THModel *th_model = lead->model;
+    int skip;
 
-    if (!w->started)
+    if (!threads_set)
         th_set_intra_threads(th_model);
-    w->started = 1;
+    threads_set = 1;
     ff_mutex_lock(&th_model->mutex);
     skip = th_model->quit || th_model->error;
     th_model->waiting--;
     ff_mutex_unlock(&th_model->mutex);
-
-    ret = skip ? AVERROR_EXIT : th_run_request(th_model, lead);
-    if (w->prev)
-        th_worker_done(th_model, w->prev, th_finish_request(w->prev, w->prev_ret));
-    ff_mutex_lock(&th_model->mutex);
-    more = th_model->waiting > 0;
-    ff_mutex_unlock(&th_model->mutex);
-    w->prev     = lead->finish && more ? lead : NULL;
-    w->prev_ret = ret;
-    if (!w->prev)
-        th_worker_done(th_model, lead, th_finish_request(lead, ret));
+    lead->ret = skip ? AVERROR_EXIT : th_run_request(th_model, lead);
     return 0;
 }
 
-static int th_worker_ready(const AVTask *, void *)
+static void th_worker_finish(void *arg)
 {
-    return 1;
-}
+    THInferRequest *lead = (THInferRequest *)arg;
+    THModel *th_model = lead->model;
+    THInferRequest *prev = th_model->prev;
+    int more;
 
-/* first in, first out: a new task goes after every one waiting */
-static int th_worker_first(const AVTask *, const AVTask *)
-{
-    return 1;
+    if (prev)
+        th_worker_done(th_model, prev, th_finish_request(prev, prev->ret));
+    ff_mutex_lock(&th_model->mutex);
+    more = th_model->waiting > 0;
+    ff_mutex_unlock(&th_model->mutex);
+    th_model->prev = lead->finish && more ? lead : NULL;
+    if (!th_model->prev)
+        th_worker_done(th_model, lead, th_finish_request(lead, lead->ret));
 }
 
 /*
@@ -843,8 +831,7 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         th_model->inflight += (int)lead->batch.size();
         th_model->waiting++;
         ff_mutex_unlock(&th_model->mutex);
-        av_executor_execute(th_model->workers, &lead->job.t);
-        return 0;
+        return ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
     }
 
     ret = th_finish_request(lead, th_run_in_filter_thread(th_model, lead));
@@ -1409,7 +1396,7 @@ static void dnn_free_model_th(DNNModel **model)
         while (th_model->inflight > 0)
             ff_cond_wait(&th_model->cond, &th_model->mutex);
         ff_mutex_unlock(&th_model->mutex);
-        av_executor_free(&th_model->workers);
+        ff_dnn_async_pool_free(&th_model->workers);
     }
     if (th_model->sync_init) {
         ff_mutex_destroy(&th_model->mutex);
@@ -1636,7 +1623,10 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
         if (!request)
             return AVERROR(ENOMEM);
         th_model->requests[th_model->nb_requests++] = request;
-        request->job.lead = request;
+        request->model = th_model;
+        request->exec_module.start_inference = th_worker_forward;
+        request->exec_module.callback = th_worker_finish;
+        request->exec_module.args = request;
         try {
             request->batch.reserve(th_model->batch);
         } catch (const std::exception &e) {
@@ -1650,21 +1640,15 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
 
 static int th_start_workers(DnnContext *ctx, THModel *th_model)
 {
-    const AVTaskCallbacks cb = {
-        .user_data          = th_model,
-        .local_context_size = sizeof(THWorker),
-        .priority_higher    = th_worker_first,
-        .ready              = th_worker_ready,
-        .run                = th_worker_run,
-    };
-
     int n = th_nb_workers(th_model);
 
-    th_model->workers = av_executor_alloc(&cb, n);
+    th_model->workers = ff_dnn_async_pool_alloc(ctx, n);
     if (!th_model->workers) {
         av_log(ctx, AV_LOG_ERROR, "could not start the inference threads\n");
         return AVERROR(ENOMEM);
     }
+    for (int i = 0; i < th_model->nb_requests; i++)
+        th_model->requests[i]->exec_module.pool = th_model->workers;
     th_model->nb_workers = n;
     return 0;
 }
