@@ -142,7 +142,7 @@ enum { TH_PRECISION_AUTO, TH_PRECISION_FP32, TH_PRECISION_FP16, TH_PRECISION_BF1
 #define OFFSET(x) offsetof(THOptions, x)
 #define FLAGS AV_OPT_FLAG_FILTERING_PARAM
 static const AVOption dnn_th_options[] = {
-    { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 1, FLAGS, NULL },
+    { "optimize", "let TorchScript's graph executor optimize the model", OFFSET(optimize), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, FLAGS, NULL },
     { "in_channels", "input channels of the model, 1 or 3 (0: from its file or first weight)", OFFSET(in_channels), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 3, FLAGS, NULL },
     { "aoti", "load AOTInductor packages (.pt2), whose compiled code runs in this process", OFFSET(aoti), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, FLAGS, NULL },
     { "precision", "the dtype the model runs in", OFFSET(precision), AV_OPT_TYPE_INT, { .i64 = TH_PRECISION_AUTO }, TH_PRECISION_AUTO, TH_PRECISION_BF16, FLAGS, "precision" },
