@@ -726,8 +726,8 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * (omp_set_num_threads), so each worker gets its own pool of that size.
  * It also stores the count as the default of threads that have not yet
  * run a parallel LibTorch operation, so set it only when there is a count.
- * The rest of what it sets is process-wide: MKL's count, caffe2's thread
- * pool, and it clears oneDNN's cache of kernels.  So a count is set only
+ * Process-wide, it sets MKL's dynamic flag and caffe2's pool size and
+ * clears oneDNN's cache of kernels.  So a count is set only
  * for the backend's own workers side by side and where the filter's
  * threads option gives one, never by default in the filter thread.
  * Those parts are not safe against themselves, and workers of this and of
@@ -805,16 +805,21 @@ static void th_worker_finish(void *arg)
 {
     THInferRequest *lead = (THInferRequest *)arg;
     THModel *th_model = lead->model;
-    THInferRequest *prev = th_model->prev;
-    int more;
+    THInferRequest *prev;
+    int keep;
 
+    ff_mutex_lock(&th_model->mutex);
+    prev = th_model->prev;
+    th_model->prev = NULL;
+    ff_mutex_unlock(&th_model->mutex);
     if (prev)
         th_worker_done(th_model, prev, th_finish_request(prev, prev->ret));
     ff_mutex_lock(&th_model->mutex);
-    more = th_model->waiting > 0;
+    keep = lead->finish && th_model->waiting > 0;
+    if (keep)
+        th_model->prev = lead;
     ff_mutex_unlock(&th_model->mutex);
-    th_model->prev = lead->finish && more ? lead : NULL;
-    if (!th_model->prev)
+    if (!keep)
         th_worker_done(th_model, lead, th_finish_request(lead, lead->ret));
 }
 
@@ -1538,18 +1543,24 @@ static int th_init_sync(THModel *th_model)
     return 0;
 }
 
-/* Forwards run side by side on the CPU only; CUDA work runs in order. */
+/*
+ * Forwards run side by side on the CPU only; CUDA work runs in order.  Not
+ * for an AOTInductor package: its CPU kernels run with the thread count it
+ * was compiled for, whatever the worker's, so side by side they would
+ * oversubscribe the cores.
+ */
 static int th_side_by_side(const THModel *th_model)
 {
     return th_model->ctx->async && th_model->device_type == c10::DeviceType::CPU &&
-           !th_model->cuda_channels;
+           !th_model->cuda_channels && !th_model->aoti;
 }
 
 /*
  * nireq = 0: one batch without async; CUDA frames: two batches (one
  * formed while one runs); CPU frames on CUDA: three requests (one
  * uploading, one in the model, one downloading), or two batches; on the
- * CPU half the cores, at least two batches.
+ * CPU half the cores, at least two batches (two batches for an AOTInductor
+ * package, which runs one forward at a time).
  */
 static int th_default_nireq(const THModel *th_model, int cores)
 {
@@ -1563,6 +1574,8 @@ static int th_default_nireq(const THModel *th_model, int cores)
         return b == 1 ? 3 : 2 * b;
     if (th_model->device_type != c10::DeviceType::CPU)
         return 2;
+    if (!th_side_by_side(th_model))
+        return 2 * b;
     return b * FFMAX(2, cores / 2 / b);
 }
 
