@@ -50,6 +50,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#ifndef _WIN32
+#include <dlfcn.h>
+#endif
 #include <ATen/Parallel.h>
 #include <ATen/cpu/Utils.h>
 #include <ATen/detail/XPUHooksInterface.h>
@@ -721,36 +724,64 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
 }
 
 /*
- * LibTorch's intra-op thread count belongs to the calling thread: with its
- * OpenMP backend at::set_num_threads() sets this thread's OpenMP team size
- * (omp_set_num_threads), so each worker gets its own pool of that size.
- * It also stores the count as the default of threads that have not yet
- * run a parallel LibTorch operation, so set it only when there is a count.
- * Process-wide, it sets MKL's dynamic flag and caffe2's pool size and
- * clears oneDNN's cache of kernels.  So a count is set only
- * for the backend's own workers side by side and where the filter's
- * threads option gives one, never by default in the filter thread.
- * Those parts are not safe against themselves, and workers of this and of
- * other torch filters may set a count at the same time: one lock for all.
+ * LibTorch's intra-op thread count: with its OpenMP backend a forward runs
+ * on a team of omp_get_max_threads() threads of the calling thread, which
+ * is a count of that thread alone.  at::set_num_threads() is not used: it
+ * also sets what every thread of the process starts with, MKL's dynamic
+ * flag and caffe2's pool, and clears oneDNN's kernel cache, behind the
+ * back of other torch filters and of the application.  The count is set
+ * with the OpenMP runtime's own omp_set_num_threads(), found in the
+ * process (LibTorch ships its runtime) and used only once LibTorch is
+ * seen to read what it sets; without it (another parallel backend, no
+ * dynamic loader) no count is set and forwards run one at a time.
  */
-static AVMutex th_threads_lock = AV_MUTEX_INITIALIZER;
+typedef void (*THSetThreads)(int);
 
-static void th_set_threads(THModel *th_model, int threads)
+static THSetThreads th_thread_setter;
+static AVOnce th_thread_setter_once = AV_ONCE_INIT;
+
+static void th_find_thread_setter(void)
 {
-    if (threads <= 0)
+#ifndef _WIN32
+    THSetThreads set = (THSetThreads)dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+    int n;
+
+    if (!set)
         return;
-    ff_mutex_lock(&th_threads_lock);
     try {
-        at::set_num_threads(threads);
-    } catch (const std::exception &e) {
-        th_error(th_model->ctx, "could not set the intra-op thread count", e);
+        n = at::get_num_threads(); /* LibTorch's first count for this thread */
+        set(n + 1);
+        if (at::get_num_threads() == n + 1)
+            th_thread_setter = set;
+        set(n);
+    } catch (const std::exception &) {
     }
-    ff_mutex_unlock(&th_threads_lock);
+#endif
 }
 
-static void th_set_intra_threads(THModel *th_model)
+static THSetThreads th_get_thread_setter(void)
 {
-    th_set_threads(th_model, th_model->intra_threads);
+    ff_thread_once(&th_thread_setter_once, th_find_thread_setter);
+    return th_thread_setter;
+}
+
+/* This thread's count, after LibTorch has given the thread its first. */
+static void th_set_threads(int threads)
+{
+    THSetThreads set = th_get_thread_setter();
+
+    if (threads <= 0 || !set)
+        return;
+    try {
+        at::get_num_threads();
+        set(threads);
+    } catch (const std::exception &) {
+    }
+}
+
+static void th_set_intra_threads(const THModel *th_model)
+{
+    th_set_threads(th_model->intra_threads);
 }
 
 /*
@@ -765,10 +796,10 @@ static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
     int ret;
 
     if (prev != want)
-        th_set_threads(th_model, want);
+        th_set_threads(want);
     ret = th_run_request(th_model, request);
     if (prev != want)
-        th_set_threads(th_model, prev);
+        th_set_threads(prev);
     return ret;
 }
 
@@ -790,8 +821,11 @@ static int th_worker_forward(void *arg)
     THModel *th_model = lead->model;
     int skip;
 
-    if (!threads_set)
+    if (!threads_set) {
         th_set_intra_threads(th_model);
+        av_log(th_model->ctx, AV_LOG_DEBUG, "worker thread: %d intra-op threads\n",
+               at::get_num_threads());
+    }
     threads_set = 1;
     ff_mutex_lock(&th_model->mutex);
     skip = th_model->quit || th_model->error;
@@ -1552,7 +1586,7 @@ static int th_init_sync(THModel *th_model)
 static int th_side_by_side(const THModel *th_model)
 {
     return th_model->ctx->async && th_model->device_type == c10::DeviceType::CPU &&
-           !th_model->cuda_channels && !th_model->aoti;
+           !th_model->cuda_channels && !th_model->aoti && th_get_thread_setter();
 }
 
 /*
@@ -1592,7 +1626,8 @@ static int th_nb_workers(const THModel *th_model)
  * option where it is set (capped by the graph's, as
  * ff_filter_get_nb_threads() does), else the cores: shared among the
  * forwards that run side by side; for one forward at a time all of them
- * where that is fewer than the cores, else LibTorch's default (0).
+ * where that is fewer than the cores, else LibTorch's default (0), which
+ * is also what runs where no count can be set for a thread alone.
  */
 static int th_default_intra_threads(const THModel *th_model, int cores)
 {
@@ -1600,6 +1635,12 @@ static int th_default_intra_threads(const THModel *th_model, int cores)
     int budget = filter_ctx->nb_threads > 0 ? ff_filter_get_nb_threads(filter_ctx) : cores;
     int workers = th_nb_workers(th_model);
 
+    if (!th_get_thread_setter()) {
+        if (filter_ctx->nb_threads > 0)
+            av_log(th_model->ctx, AV_LOG_WARNING, "threads: this LibTorch has no "
+                   "intra-op thread count of a thread alone; its own count is used\n");
+        return 0;
+    }
     if (th_side_by_side(th_model) && workers >= 2)
         return FFMAX(1, budget / workers);
     return budget < cores ? FFMAX(1, budget) : 0;
