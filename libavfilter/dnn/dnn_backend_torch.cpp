@@ -779,17 +779,14 @@ static void th_set_threads(int threads)
     }
 }
 
-static void th_set_intra_threads(const THModel *th_model)
-{
-    th_set_threads(th_model->intra_threads);
-}
-
 /*
- * A forward in the filter thread (async=0), which the graph's other
- * filters share: the count is set for the forward and given back after
- * it, so that another torch filter of the graph keeps its own.
+ * A forward on the calling thread's count: this model's, set for the
+ * forward and given back after it, on the filter thread (async=0), which
+ * the graph's other filters share, as on a worker.  So no thread keeps
+ * this model's count once its forward is over, and another torch filter
+ * of the graph, or the application, finds the thread as it left it.
  */
-static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
+static int th_run_with_threads(THModel *th_model, THInferRequest *request)
 {
     int want = th_model->intra_threads;
     int prev = want > 0 ? at::get_num_threads() : want;
@@ -797,6 +794,8 @@ static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
 
     if (prev != want)
         th_set_threads(want);
+    av_log(th_model->ctx, AV_LOG_TRACE, "forward on %d intra-op threads\n",
+           at::get_num_threads());
     ret = th_run_request(th_model, request);
     if (prev != want)
         th_set_threads(prev);
@@ -811,27 +810,20 @@ static int th_run_in_filter_thread(THModel *th_model, THInferRequest *request)
  * the next.  With several (CPU), forwards run side by side and may end in
  * any order; dnn_get_result_th() still hands tasks out in submission
  * order.  After an error or once free_model() has asked to quit, batches
- * are completed without running.  A worker sets its intra-op threads
- * before its first forward: the pool's threads are this model's.
+ * are completed without running.  Each forward runs on this model's
+ * intra-op count (th_run_with_threads()).
  */
 static int th_worker_forward(void *arg)
 {
-    static thread_local int threads_set;
     THInferRequest *lead = (THInferRequest *)arg;
     THModel *th_model = lead->model;
     int skip;
 
-    if (!threads_set) {
-        th_set_intra_threads(th_model);
-        av_log(th_model->ctx, AV_LOG_DEBUG, "worker thread: %d intra-op threads\n",
-               at::get_num_threads());
-    }
-    threads_set = 1;
     ff_mutex_lock(&th_model->mutex);
     skip = th_model->quit || th_model->error;
     th_model->waiting--;
     ff_mutex_unlock(&th_model->mutex);
-    lead->ret = skip ? AVERROR_EXIT : th_run_request(th_model, lead);
+    lead->ret = skip ? AVERROR_EXIT : th_run_with_threads(th_model, lead);
     return 0;
 }
 
@@ -873,7 +865,7 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         return ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
     }
 
-    ret = th_finish_request(lead, th_run_in_filter_thread(th_model, lead));
+    ret = th_finish_request(lead, th_run_with_threads(th_model, lead));
     ff_mutex_lock(&th_model->mutex);
     th_complete(th_model, lead, ret);
     ff_mutex_unlock(&th_model->mutex);
