@@ -555,15 +555,13 @@ static int infer_completion_callback(THInferRequest *request)
                     torch::kFloat32, y.device()).view({ channels, height, width });
         f.copy_(y[0]);
         f.mul_(255.0).clamp_(0.0, 255.0).round_();
-        if (!y.device().is_cpu()) {
-            torch::Tensor u8 = th_grow(request->out_stage, f.numel(), torch::kUInt8,
-                                       y.device()).view({ height, width, channels });
-            torch::Tensor host = th_grow(request->out_host, f.numel(), torch::kUInt8,
-                                         torch::kCPU).view({ height, width, channels });
-            u8.copy_(f.permute({ 1, 2, 0 }));
-            host.copy_(u8);
-            f = host.permute({ 2, 0, 1 });
-        }
+        torch::Tensor u8 = th_grow(request->out_stage, f.numel(), torch::kUInt8,
+                                   y.device()).view({ height, width, channels });
+        torch::Tensor host = th_grow(request->out_host, f.numel(), torch::kUInt8,
+                                     torch::kCPU).view({ height, width, channels });
+        u8.copy_(f.permute({ 1, 2, 0 }));
+        host.copy_(u8);
+        f = host.permute({ 2, 0, 1 });
         for (int c = 0; c < channels; c++)
             dst.select(2, th_frame_channel(out->format, c)).copy_(f[c]);
     } catch (const std::exception &e) {
