@@ -1504,10 +1504,13 @@ static int th_load_module(DnnContext *ctx, THModel *th_model)
     int ret;
 
     if (!f) {
-        int err = errno;
+        char buf[AV_ERROR_MAX_STRING_SIZE];
+        int err = AVERROR(errno);
+
+        av_strerror(err, buf, sizeof(buf));
         av_log(ctx, AV_LOG_ERROR, "cannot open model file '%s': %s\n",
-               ctx->model_filename, strerror(err));
-        return AVERROR(err);
+               ctx->model_filename, buf);
+        return err;
     }
     fclose(f);
 
