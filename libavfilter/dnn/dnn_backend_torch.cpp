@@ -50,9 +50,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#ifndef _WIN32
-#include <dlfcn.h>
-#endif
 #include <ATen/Parallel.h>
 #include <ATen/cpu/Utils.h>
 #include <ATen/detail/XPUHooksInterface.h>
@@ -74,6 +71,10 @@ extern "C" {
 #include "queue.h"
 #include "safe_queue.h"
 }
+
+#if HAVE_LIBDL
+#include <dlfcn.h>
+#endif
 
 #include "dnn_backend_torch_aoti.h"
 #include "dnn_backend_torch_cpu.h"
@@ -740,7 +741,7 @@ static AVOnce th_thread_setter_once = AV_ONCE_INIT;
 
 static void th_find_thread_setter(void)
 {
-#ifndef _WIN32
+#if HAVE_LIBDL
     THSetThreads set = (THSetThreads)dlsym(RTLD_DEFAULT, "omp_set_num_threads");
     int n;
 
