@@ -72,8 +72,8 @@ extern "C" {
 #include "safe_queue.h"
 }
 
-#if HAVE_LIBDL
-#include <dlfcn.h>
+#if HAVE_LIBGOMP && AT_PARALLEL_OPENMP
+#include <omp.h>
 #endif
 
 #include "dnn_backend_torch_aoti.h"
@@ -729,10 +729,11 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * also sets what every thread of the process starts with, MKL's dynamic
  * flag and caffe2's pool, and clears oneDNN's kernel cache, behind the
  * back of other torch filters and of the application.  The count is set
- * with the OpenMP runtime's own omp_set_num_threads(), found in the
- * process (LibTorch ships its runtime) and used only once LibTorch is
- * seen to read what it sets; without it (another parallel backend, no
- * dynamic loader) no count is set and forwards run one at a time.
+ * with OpenMP's omp_set_num_threads(), of the runtime configure found
+ * (libgomp: LibTorch built with GCC runs on it, under the same soname, so
+ * the process has one), where LibTorch runs on OpenMP (AT_PARALLEL_OPENMP)
+ * and is seen to read what it sets; otherwise no count is set and
+ * forwards run one at a time.
  */
 typedef void (*THSetThreads)(int);
 
@@ -741,18 +742,15 @@ static AVOnce th_thread_setter_once = AV_ONCE_INIT;
 
 static void th_find_thread_setter(void)
 {
-#if HAVE_LIBDL
-    THSetThreads set = (THSetThreads)dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+#if HAVE_LIBGOMP && AT_PARALLEL_OPENMP
     int n;
 
-    if (!set)
-        return;
     try {
         n = at::get_num_threads(); /* LibTorch's first count for this thread */
-        set(n + 1);
+        omp_set_num_threads(n + 1);
         if (at::get_num_threads() == n + 1)
-            th_thread_setter = set;
-        set(n);
+            th_thread_setter = omp_set_num_threads;
+        omp_set_num_threads(n);
     } catch (const std::exception &) {
     }
 #endif
