@@ -1867,4 +1867,5 @@ extern const DNNModule ff_dnn_backend_torch = {
     .flush           = dnn_flush_th,
     .free_model      = dnn_free_model_th,
     .cuda_sw_formats = ff_dnn_th_cuda_sw_formats,
+    .input_before_links = 1,
 };
