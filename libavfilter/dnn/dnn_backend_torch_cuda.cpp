@@ -191,12 +191,16 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
         return AVERROR_EXTERNAL;
     }
 
-    av_log(log_ctx, AV_LOG_VERBOSE, "CUDA frames (%s) on cuda:%d, %s\n",
+    /* CUDA promises device memory to the context that allocated it */
+    av_log(log_ctx, cuda->primary ? AV_LOG_VERBOSE : AV_LOG_WARNING,
+           "CUDA frames (%s) on cuda:%d, %s\n",
            av_get_pix_fmt_name(cuda->sw_format), cuda->device_index,
            cuda->primary ? "FFmpeg uses the primary context: LibTorch runs on "
                            "FFmpeg's stream" :
-                           "FFmpeg uses its own context: mapped without a copy, "
-                           "streams ordered with events");
+                           "FFmpeg uses its own context: LibTorch reads and "
+                           "writes them from the primary one, which CUDA does "
+                           "not promise to work; open the device with "
+                           "primary_ctx=1");
     *device_index = cuda->device_index;
     return 0;
 }
