@@ -730,8 +730,8 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * flag and caffe2's pool, and clears oneDNN's kernel cache, behind the
  * back of other torch filters and of the application.  The count is set
  * with OpenMP's omp_set_num_threads(), of the runtime configure found
- * (libgomp: LibTorch built with GCC runs on it, under the same soname, so
- * the process has one), where LibTorch runs on OpenMP (AT_PARALLEL_OPENMP)
+ * (libgomp; the torch wheel's copy has the soname linked, so the
+ * process has one runtime), where LibTorch runs on OpenMP (AT_PARALLEL_OPENMP)
  * and is seen to read what it sets; otherwise no count is set and
  * forwards run one at a time.
  */
