@@ -62,6 +62,7 @@ extern "C" {
 #include "libavutil/avassert.h"
 #include "libavutil/avstring.h"
 #include "libavutil/cpu.h"
+#include "libavutil/file_open.h"
 #include "libavutil/mem.h"
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
@@ -1499,7 +1500,7 @@ static int th_find_channels(THModel *th_model, const std::string &declared)
 
 static int th_load_module(DnnContext *ctx, THModel *th_model)
 {
-    FILE *f = fopen(ctx->model_filename, "rb");
+    FILE *f = avpriv_fopen_utf8(ctx->model_filename, "rb");
     int ret;
 
     if (!f) {
