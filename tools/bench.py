@@ -197,10 +197,11 @@ def ffmpeg_cmd(ffmpeg, sc, model, frames=None, dnn=True, build="ours"):
     pre, chain = [], ["format=rgb24"]
     src = ["-f", "lavfi", "-i", f"testsrc2=s={sc.width}x{sc.height}:r=25"]
     if sc.frames.startswith("cuda"):
-        pre = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+        pre = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu"]
         chain = ["format=rgb0" if sc.frames == "cuda" else "format=nv12", "hwupload"]
     if sc.frames.startswith("nvdec"):
-        src = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda",
+        src = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-hwaccel", "cuda",
+               "-hwaccel_device", "cu", "-hwaccel_output_format", "cuda",
                "-stream_loop", "-1", "-i", sc.clip]
         chain = ["hwdownload", "format=nv12", "format=rgb24"] if build != "ours" and dnn else []
         if dnn and build == "ours":

@@ -99,7 +99,7 @@ if grep -q "^CODEC_LIBS = .*libx264" build/config.mk; then
     step --disable-gpl-codecs
     ! grep -q -- "--enable-gpl\|--enable-libx26[45]" build/config.mk ||
         die "--disable-gpl-codecs kept a GPL library"
-    grep -q "^LICENCE = LGPL" build/config.mk || die "--disable-gpl-codecs: not LGPL"
+    ! grep -q "^LICENCE = GPL" build/config.mk || die "--disable-gpl-codecs: still GPL"
 fi
 step --disable-codec-libs
 ! grep -q -- "--enable-lib\(x26\|dav1d\|svtav1\|vpx\|opus\|mp3lame\)" build/config.mk ||

@@ -26,10 +26,8 @@
  * linesize), converted to a float NCHW tensor on the GPU, and the model
  * output is written device to device into the output frame.
  *
- * LibTorch works in the device's primary context.  When FFmpeg uses it too
- * (primary_ctx=1), LibTorch runs on FFmpeg's own stream.  Otherwise the two
- * contexts' streams are ordered with events: a kernel in the primary context
- * reads memory of FFmpeg's context on the same device directly.
+ * LibTorch works in the device's primary context: the frames must be in it
+ * too (primary_ctx=1), and LibTorch then runs on FFmpeg's own stream.
  */
 
 #include <ATen/cuda/CUDAContextLight.h>
@@ -63,8 +61,7 @@ struct THCuda {
     int sub_w, sub_h;       ///< log2 of chroma subsampling
     int interleaved;        ///< chroma as UV pairs in plane 1
     int device_index;
-    int primary;            ///< FFmpeg works in the primary context
-    cudaStream_t stream;    ///< where LibTorch works
+    cudaStream_t stream;    ///< FFmpeg's, where LibTorch works (NULL: default)
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
 };
 
@@ -175,32 +172,22 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
     if (ret < 0)
         return ret;
     ret = ff_dnn_th_cudactx_init(&cuda->ctx, log_ctx, l->hw_frames_ctx,
-                                 &cuda->device_index, &cuda->primary);
+                                 &cuda->device_index);
     if (ret < 0)
         return ret;
 
     try {
-        c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
         cuda->k255   = new torch::Tensor(torch::scalar_tensor(255.0));
-        cuda->stream = cuda->primary ?
-                       (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx) :
-                       c10::cuda::getStreamFromPool(false, index).stream();
+        cuda->stream = (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx);
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
                cuda->device_index, e.what());
         return AVERROR_EXTERNAL;
     }
 
-    /* CUDA promises device memory to the context that allocated it */
-    av_log(log_ctx, cuda->primary ? AV_LOG_VERBOSE : AV_LOG_WARNING,
-           "CUDA frames (%s) on cuda:%d, %s\n",
-           av_get_pix_fmt_name(cuda->sw_format), cuda->device_index,
-           cuda->primary ? "FFmpeg uses the primary context: LibTorch runs on "
-                           "FFmpeg's stream" :
-                           "FFmpeg uses its own context: LibTorch reads and "
-                           "writes them from the primary one, which CUDA does "
-                           "not promise to work; open the device with "
-                           "primary_ctx=1");
+    av_log(log_ctx, AV_LOG_VERBOSE, "CUDA frames (%s) on cuda:%d, in its primary "
+           "context: LibTorch runs on FFmpeg's stream\n",
+           av_get_pix_fmt_name(cuda->sw_format), cuda->device_index);
     *device_index = cuda->device_index;
     return 0;
 }
@@ -236,34 +223,19 @@ enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda)
 int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work)
 {
     c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
-    int ret;
 
     try {
-        if (cuda->primary) {
-            THCudaPush push(cuda->ctx);
-            if (!push.ok)
-                return AVERROR_EXTERNAL;
-            THStreamScope scope(cuda->stream ?
-                c10::cuda::getStreamFromExternal(cuda->stream, index) :
-                c10::cuda::getDefaultCUDAStream(index));
-            return work();
-        }
-
-        ret = ff_dnn_th_cudactx_wait_frames(cuda->ctx, cuda->stream);
-        if (ret < 0)
-            return ret;
-        {
-            THStreamScope scope(c10::cuda::getStreamFromExternal(cuda->stream, index));
-            ret = work();
-        }
+        THCudaPush push(cuda->ctx);
+        if (!push.ok)
+            return AVERROR_EXTERNAL;
+        THStreamScope scope(cuda->stream ?
+            c10::cuda::getStreamFromExternal(cuda->stream, index) :
+            c10::cuda::getDefaultCUDAStream(index));
+        return work();
     } catch (const std::exception &e) {
         av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA stream setup failed: %s\n", e.what());
         return AVERROR_EXTERNAL;
     }
-    /* even after a failed run, later work on FFmpeg's stream waits for ours */
-    if (ff_dnn_th_cudactx_signal_frames(cuda->ctx, cuda->stream) < 0)
-        return AVERROR_EXTERNAL;
-    return ret;
 }
 
 /* The frame's plane as an H x W x bpp uint8 tensor in VRAM, padding respected. */

@@ -74,7 +74,8 @@ extern const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[];
  * Prepare zero-copy processing of the CUDA frames of a link.
  *
  * @param device_index set to the CUDA device of the frames
- * @return 0 or an AVERROR (logged)
+ * @return 0 or an AVERROR (logged), AVERROR(EINVAL) where the frames are
+ *         not in their device's primary context (the one LibTorch uses)
  */
 int ff_dnn_th_cuda_init(THCuda **cuda, void *log_ctx, const AVFilterLink *inlink,
                         int *device_index);
@@ -93,10 +94,9 @@ void ff_dnn_th_cuda_log_device(void *log_ctx, int device_index);
 enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda);
 
 /**
- * Run work() ordered after everything queued on the frames' CUDA stream,
- * and order later work on that stream after it: with FFmpeg's context pushed
- * (RAII), on FFmpeg's own stream when FFmpeg uses the primary context, with
- * events between the two contexts' streams when it does not.  No host sync.
+ * Run work() on the frames' CUDA stream, with FFmpeg's context (the
+ * device's primary one) pushed (RAII): ordered after everything queued
+ * there, and later work there after it.  No host sync.
  */
 int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work);
 

@@ -36,10 +36,7 @@ struct THCudaCtx {
     AVBufferRef *frames_ref;
     AVCUDADeviceContext *hwctx;
     CudaFunctions *cu;
-    CUcontext primary_ctx;
-    CUevent frames_ready;   ///< FFmpeg's context, recorded on FFmpeg's stream
-    CUevent torch_done;     ///< primary context, recorded on LibTorch's stream
-    CUmodule module;        ///< dnn_backend_torch_kernels.cu, in the primary context
+    CUmodule module;        ///< dnn_backend_torch_kernels.cu
     CUfunction to_bytes[3]; ///< per model output type: float32, float16, bfloat16
     int kernels;            ///< 0 not loaded yet, 1 loaded, < 0 unusable
 };
@@ -65,30 +62,7 @@ static int th_load_module(THCudaCtx *c)
 }
 #endif
 
-static int create_event(THCudaCtx *c, CUcontext ctx, CUevent *event)
-{
-    CUcontext dummy;
-    int ret = CHECK_CU(c->cu->cuCtxPushCurrent(ctx));
-
-    if (ret < 0)
-        return ret;
-    ret = CHECK_CU(c->cu->cuEventCreate(event, CU_EVENT_DISABLE_TIMING));
-    CHECK_CU(c->cu->cuCtxPopCurrent(&dummy));
-    return ret;
-}
-
-static void destroy_event(THCudaCtx *c, CUcontext ctx, CUevent *event)
-{
-    CUcontext dummy;
-
-    if (!*event || CHECK_CU(c->cu->cuCtxPushCurrent(ctx)) < 0)
-        return;
-    CHECK_CU(c->cu->cuEventDestroy(*event));
-    CHECK_CU(c->cu->cuCtxPopCurrent(&dummy));
-    *event = NULL;
-}
-
-/* Loads the kernels into the primary context, which must be current. */
+/* Loads the kernels into FFmpeg's context, which must be current. */
 static int th_load_kernels(THCudaCtx *c)
 {
     static const char *const names[3] = {
@@ -110,12 +84,10 @@ static int th_load_kernels(THCudaCtx *c)
 
 static void th_unload_kernels(THCudaCtx *c)
 {
-    CUcontext dummy;
-
-    if (!c->module || CHECK_CU(c->cu->cuCtxPushCurrent(c->primary_ctx)) < 0)
+    if (!c->module || ff_dnn_th_cudactx_push(c) < 0)
         return;
     CHECK_CU(c->cu->cuModuleUnload(c->module));
-    CHECK_CU(c->cu->cuCtxPopCurrent(&dummy));
+    ff_dnn_th_cudactx_pop(c);
     c->module = NULL;
 }
 
@@ -128,13 +100,12 @@ int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o)
     uint32_t b0 = o->byte[0], b1 = o->byte[1], b2 = o->byte[2];   /* unread past ch */
     int32_t pad = o->pad;
     void *args[] = { &src, &dst, &sc, &sh, &sw, &ls, &bpp, &b0, &b1, &b2, &pad, &ch, &w };
-    CUcontext dummy;
     int ret;
 
     /* one block row per frame row: a grid is at most 65535 blocks high */
     if (c->kernels < 0 || o->dtype < 0 || o->dtype > 2 || o->height > 65535)
         return AVERROR(ENOSYS);
-    ret = CHECK_CU(c->cu->cuCtxPushCurrent(c->primary_ctx));
+    ret = ff_dnn_th_cudactx_push(c);
     if (ret < 0)
         return ret;
     if (!c->kernels)
@@ -143,7 +114,7 @@ int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o)
           CHECK_CU(c->cu->cuLaunchKernel(c->to_bytes[o->dtype], (w + 127) / 128,
                                          o->height, 1, 128, 1, 1, 0,
                                          (CUstream)stream, args, NULL));
-    CHECK_CU(c->cu->cuCtxPopCurrent(&dummy));
+    ff_dnn_th_cudactx_pop(c);
     return ret;
 }
 
@@ -169,8 +140,29 @@ static int device_ordinal(THCudaCtx *c, CUdevice dev, int *index)
     return ret < 0 ? ret : AVERROR(ENODEV);
 }
 
+/*
+ * LibTorch works in the device's primary context, and CUDA promises device
+ * memory to the context that allocated it: the frames must be in that one.
+ */
+static int check_primary(THCudaCtx *c)
+{
+    CUdevice dev = c->hwctx->internal->cuda_device;
+    CUcontext primary;
+    int ret = CHECK_CU(c->cu->cuDevicePrimaryCtxRetain(&primary, dev));
+
+    if (ret < 0)
+        return ret;
+    CHECK_CU(c->cu->cuDevicePrimaryCtxRelease(dev));
+    if (primary == c->hwctx->cuda_ctx)
+        return 0;
+    av_log(c->log_ctx, AV_LOG_ERROR, "the CUDA frames are in a CUDA context of "
+           "FFmpeg's own, not the device's primary one that LibTorch uses: "
+           "open the device with primary_ctx=1\n");
+    return AVERROR(EINVAL);
+}
+
 int ff_dnn_th_cudactx_init(THCudaCtx **pc, void *log_ctx, AVBufferRef *frames_ref,
-                           int *device_index, int *primary)
+                           int *device_index)
 {
     AVHWFramesContext *frames = (AVHWFramesContext *)frames_ref->data;
     THCudaCtx *c;
@@ -187,19 +179,9 @@ int ff_dnn_th_cudactx_init(THCudaCtx **pc, void *log_ctx, AVBufferRef *frames_re
     c->hwctx = frames->device_ctx->hwctx;
     c->cu    = c->hwctx->internal->cuda_dl;
 
-    ret = CHECK_CU(c->cu->cuDevicePrimaryCtxRetain(&c->primary_ctx,
-                                                    c->hwctx->internal->cuda_device));
-    if (ret < 0) {
-        c->primary_ctx = NULL;
-        return ret;
-    }
-    ret = create_event(c, c->hwctx->cuda_ctx, &c->frames_ready);
-    if (ret >= 0)
-        ret = create_event(c, c->primary_ctx, &c->torch_done);
+    ret = check_primary(c);
     if (ret < 0)
         return ret;
-
-    *primary = c->primary_ctx == c->hwctx->cuda_ctx;
     return device_ordinal(c, c->hwctx->internal->cuda_device, device_index);
 }
 
@@ -209,14 +191,8 @@ void ff_dnn_th_cudactx_uninit(THCudaCtx **pc)
 
     if (!c)
         return;
-    if (c->hwctx) {
-        destroy_event(c, c->hwctx->cuda_ctx, &c->frames_ready);
-        if (c->primary_ctx) {
-            th_unload_kernels(c);
-            destroy_event(c, c->primary_ctx, &c->torch_done);
-            CHECK_CU(c->cu->cuDevicePrimaryCtxRelease(c->hwctx->internal->cuda_device));
-        }
-    }
+    if (c->hwctx)
+        th_unload_kernels(c);
     av_buffer_unref(&c->frames_ref);
     av_freep(pc);
 }
@@ -235,31 +211,4 @@ void ff_dnn_th_cudactx_pop(THCudaCtx *c)
 {
     CUcontext dummy;
     CHECK_CU(c->cu->cuCtxPopCurrent(&dummy));
-}
-
-int ff_dnn_th_cudactx_wait_frames(THCudaCtx *c, void *stream)
-{
-    int ret = ff_dnn_th_cudactx_push(c);
-
-    if (ret < 0)
-        return ret;
-    ret = CHECK_CU(c->cu->cuEventRecord(c->frames_ready, c->hwctx->stream));
-    ff_dnn_th_cudactx_pop(c);
-    if (ret < 0)
-        return ret;
-    return CHECK_CU(c->cu->cuStreamWaitEvent((CUstream)stream, c->frames_ready, 0));
-}
-
-int ff_dnn_th_cudactx_signal_frames(THCudaCtx *c, void *stream)
-{
-    int ret = CHECK_CU(c->cu->cuEventRecord(c->torch_done, (CUstream)stream));
-
-    if (ret < 0)
-        return ret;
-    ret = ff_dnn_th_cudactx_push(c);
-    if (ret < 0)
-        return ret;
-    ret = CHECK_CU(c->cu->cuStreamWaitEvent(c->hwctx->stream, c->torch_done, 0));
-    ff_dnn_th_cudactx_pop(c);
-    return ret;
 }

@@ -20,7 +20,7 @@
 
 /**
  * @file
- * FFmpeg's CUDA context, stream and events for the torch backend, through
+ * FFmpeg's CUDA context, stream and kernels for the torch backend, through
  * FFmpeg's dynamically loaded driver API.  C, because FFmpeg's CUDA loader
  * and the CUDA toolkit headers LibTorch includes cannot share a unit.
  */
@@ -37,10 +37,11 @@ typedef struct THCudaCtx THCudaCtx;
 /**
  * @param frames_ref  the CUDA frames context of the input
  * @param device_index set to the frames' CUDA device
- * @param primary     set to 1 when FFmpeg works in the primary context
+ * @return AVERROR(EINVAL) when the frames are not in the device's primary
+ *         context, the one LibTorch works in
  */
 int ff_dnn_th_cudactx_init(THCudaCtx **c, void *log_ctx, AVBufferRef *frames_ref,
-                           int *device_index, int *primary);
+                           int *device_index);
 void ff_dnn_th_cudactx_uninit(THCudaCtx **c);
 
 /** FFmpeg's stream of the frames (may be NULL: that context's default). */
@@ -50,15 +51,9 @@ void *ff_dnn_th_cudactx_stream(const THCudaCtx *c);
 int ff_dnn_th_cudactx_push(THCudaCtx *c);
 void ff_dnn_th_cudactx_pop(THCudaCtx *c);
 
-/** Make work on stream (primary context) wait for FFmpeg's stream. */
-int ff_dnn_th_cudactx_wait_frames(THCudaCtx *c, void *stream);
-
-/** Make later work on FFmpeg's stream wait for the work on stream. */
-int ff_dnn_th_cudactx_signal_frames(THCudaCtx *c, void *stream);
-
 /** A model output to write into packed 8-bit pixels. */
 typedef struct THBytesOut {
-    const void *src;        ///< C x H x W, in VRAM of the primary context
+    const void *src;        ///< C x H x W, in the frames' VRAM
     int dtype;              ///< 0 float32, 1 float16, 2 bfloat16
     int64_t stride[3];      ///< of src, in bytes: channel, row, column
     int channels;           ///< 1 or 3, written from src's first channels
@@ -70,7 +65,7 @@ typedef struct THBytesOut {
 } THBytesOut;
 
 /**
- * Queue on stream (primary context) the conversion of o->src to bytes:
+ * Queue on stream the conversion of o->src to bytes:
  * round(clamp(v * 255, 0, 255)), NaN as 0.  AVERROR(ENOSYS) when the
  * kernels cannot be used here or the frame has over 65535 rows: the
  * caller converts another way.

@@ -106,7 +106,7 @@ class Suite:
                            "-f", "rawvideo", "-pix_fmt", out_fmt, out])
         return (out if rc == 0 else None), rc, err
 
-    def cuda_path(self, model, sw, w, h, primary=False, extra=""):
+    def cuda_path(self, model, sw, w, h, primary=True, extra=""):
         out = self.path("gpu-%s-%s-%dx%d-%d-%s.rgb" % (model, sw, w, h, primary,
                                                        re.sub(r"\W", "_", extra)))
         dev = "cuda=cu:0" + (",primary_ctx=1" if primary else "")
@@ -162,7 +162,7 @@ def run_alpha(s, w, h):
     for sw in ("rgba", "bgra"):
         for model, scale in (("conv", 1), ("sr2", 2)):
             out = s.path("alpha-%s-%s.raw" % (sw, model))
-            rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+            rc, err = s.ff(["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu",
                             "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
                             "-i", src, "-vf", "hwupload,dnn_processing=dnn_backend=torch:"
                             "model=%s,hwdownload,format=%s" % (s.model_opt(model), sw),
@@ -182,19 +182,21 @@ def run_alpha(s, w, h):
 def run_sizes_and_contexts(s):
     for (w, h) in ((1918, 1078), (318, 238)):
         ref = s.cpu_path("conv", w, h)
-        for primary in (False, True):
-            out, rc, err = s.cuda_path("conv", "rgb0", w, h, primary)
-            s.compare("cuda-rgb0-%dx%d-%s" % (w, h, "primary" if primary else "ownctx"),
-                      ref, out, 1)
-            want = "primary context" if primary else "its own context"
-            s.check("cuda-log-%dx%d-%s" % (w, h, "primary" if primary else "ownctx"),
-                    want in err, "(verbose log names the case)")
+        out, rc, err = s.cuda_path("conv", "rgb0", w, h)
+        s.compare("cuda-rgb0-%dx%d-primary" % (w, h), ref, out, 1)
+        s.check("cuda-log-%dx%d-primary" % (w, h), "in its primary context" in err,
+                "(verbose log names the context)")
+        # a context of FFmpeg's own (no primary_ctx=1): one line, no output
+        out, rc, err = s.cuda_path("conv", "rgb0", w, h, False)
+        want = "the CUDA frames are in a CUDA context of FFmpeg's own"
+        s.check("cuda-ownctx-%dx%d-refused" % (w, h),
+                rc != 0 and want in err and "primary_ctx=1" in err and "Traceback" not in err,
+                "(rc %d; wants the line '%s ...')" % (rc, want))
     ref = s.cpu_path("sr2", 160, 90)
-    for primary in (False, True):
-        out, rc, err = s.cuda_path("sr2", "rgb0", 160, 90, primary)
-        s.compare("cuda-x2-%s" % ("primary" if primary else "ownctx"), ref, out, 1)
+    out, rc, err = s.cuda_path("sr2", "rgb0", 160, 90)
+    s.compare("cuda-x2-primary", ref, out, 1)
     for async_ in (0, 1):
-        out, rc, err = s.cuda_path("conv", "bgr0", 96, 64, False, ":async=%d:nireq=3" % async_)
+        out, rc, err = s.cuda_path("conv", "bgr0", 96, 64, True, ":async=%d:nireq=3" % async_)
         s.compare("cuda-async%d-nireq3" % async_, s.cpu_path("conv", 96, 64), out, 1)
 
 
@@ -243,7 +245,7 @@ def precision_yuv(s, sw, model, prec, tol):
     outs = []
     for p in ("fp32", prec):
         out = s.path("prec-yuv-%s-%s.out" % (sw, p))
-        rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+        rc, err = s.ff(["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu",
                         "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
                         "-colorspace", spc, "-color_range", rng, "-i", raw, "-vf",
                         "hwupload," + vf % p, "-f", "rawvideo", "-pix_fmt", out_fmt, out])
@@ -361,7 +363,7 @@ def yuv_pair(s, tag, inp, sw, w, h, model, channels, spc, rng, loc, decoded=Fals
     (the model keeps the size: get_output_th refuses others)."""
     ref, out = s.path(tag + ".ref"), s.path(tag + ".out")
     up = "" if decoded else "hwupload,"
-    dev = [] if decoded else ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    dev = [] if decoded else ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu"]
     vf, out_fmt = yuv_gpu_vf(s, model, opts, sw, channels)
     if channels == 1:
         cpu = ("hwdownload,format=%s," % sw if decoded else "") + \
@@ -398,7 +400,7 @@ def yuv_refused(s, tag, model, w, h, message):
     """Uploaded nv12 frames into model: a non-zero exit with message, no
     traceback."""
     raw = raw_yuv(s, "nv12", w, h, "bt709", "tv")
-    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "rawvideo",
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu", "-f", "rawvideo",
                     "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h), "-i", raw, "-vf",
                     "hwupload,dnn_processing=dnn_backend=torch:model=%s" % s.model_opt(model),
                     "-f", "null", "-"])
@@ -446,7 +448,7 @@ def run_p010_precision(s):
         raw = raw_yuv(s, sw, w, h, spc, rng)
         out = s.path("p010-precision-%dx%d.out" % (w, h))
         tag = "cuda-p010-10bit-%dx%d" % (w, h)
-        rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+        rc, err = s.ff(["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu",
                         "-f", "rawvideo", "-pix_fmt", sw, "-s", "%dx%d" % (w, h),
                         "-colorspace", spc, "-color_range", rng, "-i", raw, "-frames:v", "1",
                         "-vf", "hwupload,dnn_processing=dnn_backend=torch:model=%s,"
@@ -504,7 +506,8 @@ def run_nvdec(s):
         clip = nvdec_clip(s, codec, size, spc, rng)
         loc = probe_chroma_location(s, clip)
         w, h = (int(v) for v in size.split("x"))
-        dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
+        dec = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-hwaccel", "cuda",
+           "-hwaccel_device", "cu", "-hwaccel_output_format", "cuda", "-i", clip]
         for model in nets:
             tag = "nvdec-%s-%s-%s-%s-%s-%s" % (codec, size, spc, rng, model, loc)
             yuv_pair(s, tag, dec, "nv12", w, h, model, model_channels(model),
@@ -597,7 +600,7 @@ NV12_TAGGED = "scale=out_color_matrix=bt601:out_range=tv,format=nv12"
 def run_reinit(s):
     a = (png_clip(s, 160, 90, 0), 160, 90, 5)
     b = (png_clip(s, 318, 238, 5), 318, 238, 5)
-    up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    up = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu"]
     for sw in ("rgb0", "nv12"):
         for model, scale in JOIN_MODELS:
             for oname, opts in JOIN_OPTIONS:
@@ -612,7 +615,8 @@ def run_reinit(s):
     # 15 decoded, with or without any filter), MJPEG has no delay
     a = (nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc"), 640, 360, 5)
     b = (nvdec_clip(s, "mjpeg", "1280x720", "bt709", "pc"), 1280, 720, 5)
-    dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda"]
+    dec = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-hwaccel", "cuda",
+           "-hwaccel_device", "cu", "-hwaccel_output_format", "cuda"]
     for model, scale in JOIN_MODELS:
         for oname, opts in JOIN_OPTIONS:
             vf, out_fmt = yuv_gpu_vf(s, model, opts, "nv12", 3)
@@ -645,7 +649,7 @@ def batch_run(s, tag, upload, fmt, model, opts):
     if not os.path.exists(src):
         s.ff(["-f", "lavfi", "-i", "testsrc2=s=%dx%d:r=5" % (w, h), "-frames:v", "7",
               "-pix_fmt", "rgb24", "-f", "rawvideo", src])
-    up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"] if upload else []
+    up = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu"] if upload else []
     pre, _, model = model.rpartition(",")    # scale_cuda=format=rgb0: RGB from YUV
     down = "rgb0" if pre else fmt
     chain = "format=%s,%s%sdnn_processing=dnn_backend=torch:model=%s%s%s" % (
@@ -667,7 +671,8 @@ def batch_nvdec(s):
     outs = []
     for b in (1, 3):
         out = s.path("batch-nvdec-b%d.rgb0" % b)
-        rc, err = s.ff(["-hwaccel", "cuda", "-hwaccel_output_format", "cuda",
+        rc, err = s.ff(["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-hwaccel", "cuda",
+           "-hwaccel_device", "cu", "-hwaccel_output_format", "cuda",
                         "-extra_hw_frames", "8", "-i", clip, "-vf",
                         "scale_cuda=format=rgb0,dnn_processing=dnn_backend=torch:model=%s:"
                         "batch_size=%d,hwdownload,format=rgb0" % (s.model("conv"), b),
@@ -688,7 +693,7 @@ def run_batch(s):
             s.compare("batch-%s-b3-vs-b1" % name, one, three, 1)
     a = (png_clip(s, 160, 90, 0), 160, 90, 5)
     b = (png_clip(s, 318, 238, 5), 318, 238, 5)
-    up = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    up = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu"]
     for sw in ("rgb0", "nv12"):
         vf = "%s,hwupload,%sdnn_processing=dnn_backend=torch:model=%s:batch_size=3," \
              "hwdownload,format=rgb0" % (NV12_TAGGED if sw == "nv12" else "format=" + sw,
@@ -722,8 +727,9 @@ def run_host_copies(s):
         if os.path.exists(log):
             os.remove(log)
         env = dict(os.environ, CUDA_INJECTION64_PATH=lib, CUDA_COPIES_LOG=log)
-        p = subprocess.run([s.ffmpeg, "-nostdin", "-hide_banner", "-y", "-hwaccel", "cuda",
-                            "-hwaccel_output_format", "cuda", "-i", clip, "-vf", vf,
+        p = subprocess.run([s.ffmpeg, "-nostdin", "-hide_banner", "-y",
+                            "-init_hw_device", "cuda=cu:0,primary_ctx=1", "-hwaccel", "cuda",
+                            "-hwaccel_device", "cu", "-hwaccel_output_format", "cuda", "-i", clip, "-vf", vf,
                             "-f", "null", "-"], capture_output=True, text=True, env=env)
         counts = {}
         if os.path.exists(log):
@@ -754,7 +760,7 @@ def build_copy_counter(s):
 
 
 def run_memory(s, frames):
-    cmd = [s.ffmpeg, "-nostdin", "-hide_banner", "-y", "-init_hw_device", "cuda=cu:0",
+    cmd = [s.ffmpeg, "-nostdin", "-hide_banner", "-y", "-init_hw_device", "cuda=cu:0,primary_ctx=1",
            "-filter_hw_device", "cu", "-f", "lavfi", "-i", "testsrc2=s=1920x1080:r=25:d=1",
            "-vf", "trim=end_frame=1,"
            "format=rgb0,hwupload,loop=loop=%d:size=1,dnn_processing=dnn_backend=torch:"
@@ -808,14 +814,15 @@ def memcheck(s, name, primary, sw, model, size="318x238"):
 
 
 def run_sanitizer(s):
-    # RGB in both context cases; nv12 through scale_cuda into a three-channel
-    # model, and the Y plane of nv12 into a one-channel model (chroma copied)
-    cases = [("ownctx", False, "rgb0", "conv"), ("primary", True, "rgb0", "conv"),
-             ("nv12-conv", False, "nv12", "conv"), ("nv12-conv1", False, "nv12", "conv1"),
-             ("fp16", False, "rgb0", "conv:precision=fp16"),
-             ("fp16-nv12", False, "nv12", "conv:precision=fp16"),
-             ("window5", False, "rgb0", "win_conv5:window=5:async=1:nireq=2"),
-             ("window3-nv12-y", False, "nv12", "win_conv3y:window=3:window_anchor=last")]
+    # RGB; nv12 through scale_cuda into a three-channel model, and the Y
+    # plane of nv12 into a one-channel model (chroma copied); all in the
+    # primary context, the only one the filter takes
+    cases = [("primary", True, "rgb0", "conv"),
+             ("nv12-conv", True, "nv12", "conv"), ("nv12-conv1", True, "nv12", "conv1"),
+             ("fp16", True, "rgb0", "conv:precision=fp16"),
+             ("fp16-nv12", True, "nv12", "conv:precision=fp16"),
+             ("window5", True, "rgb0", "win_conv5:window=5:async=1:nireq=2"),
+             ("window3-nv12-y", True, "nv12", "win_conv3y:window=3:window_anchor=last")]
     s.models("win_conv5", "win_conv3y")
     for case in cases:
         memcheck(s, *case)
@@ -823,8 +830,9 @@ def run_sanitizer(s):
 
 # Two GPUs.  On a machine with one, the group says so in one line and runs
 # nothing.  FFmpeg 9.0.2's ffmpeg gives every hwupload of a process the same
-# device (-filter_hw_device, else the last -init_hw_device), so a chain picks
-# its GPU with hwupload_cuda=device=N.
+# device (-filter_hw_device, else the last -init_hw_device); hwupload_cuda=
+# device=N opens a context of FFmpeg's own, which the filter refuses, so two
+# chains of one process get a GPU each from NVDEC, an input per GPU.
 def gpu_count():
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
@@ -833,9 +841,14 @@ def dnn(s, model, opts=""):
     return "dnn_processing=dnn_backend=torch:model=%s%s" % (s.model_opt(model), opts)
 
 
-def gpu_chain(s, gpu, opts="", up=None):
-    """rgb0 frames uploaded to GPU gpu, the conv model, downloaded."""
-    up = up or "hwupload_cuda=device=%d" % gpu
+def on_gpu(gpu, name="cu"):
+    """Options that open GPU gpu in its primary context for hwupload."""
+    return ["-init_hw_device", "cuda=%s:%d,primary_ctx=1" % (name, gpu),
+            "-filter_hw_device", name]
+
+
+def gpu_chain(s, opts="", up="hwupload"):
+    """rgb0 frames uploaded, the conv model, downloaded."""
     return "format=rgb0,%s,%s,hwdownload,format=rgb0" % (up, dnn(s, "conv", opts))
 
 
@@ -874,13 +887,10 @@ def run_multigpu(s):
 def multigpu_gpu1(s):
     """Frames and model on GPU 1, however the GPU is named, against the CPU."""
     ref = s.cpu_path("conv", 318, 238)
-    cu1 = ["-init_hw_device", "cuda=cu:1", "-filter_hw_device", "cu"]
-    cases = [("hwupload-no-device", cu1, gpu_chain(s, 1, up="hwupload")),
-             ("primary-ctx", ["-init_hw_device", "cuda=cu:1,primary_ctx=1",
-                              "-filter_hw_device", "cu"], gpu_chain(s, 1, up="hwupload")),
-             ("device-cuda-follows", [], gpu_chain(s, 1, ":device=cuda")),
-             ("device-id", [], gpu_chain(s, 1, ":device=cuda:device_id=1")),
-             ("device-escaped", [], gpu_chain(s, 1, r":device=cuda\\\:1"))]
+    cases = [("primary-ctx", on_gpu(1), gpu_chain(s)),
+             ("device-cuda-follows", on_gpu(1), gpu_chain(s, ":device=cuda")),
+             ("device-id", on_gpu(1), gpu_chain(s, ":device=cuda:device_id=1")),
+             ("device-escaped", on_gpu(1), gpu_chain(s, r":device=cuda\\\:1"))]
     for name, pre, vf in cases:
         (out,), rc, log = multi_run(s, "gpu1-" + name, pre, [(None, vf)])
         s.compare("multigpu-gpu1-%s-vs-cpu" % name, ref, out, 1)
@@ -896,7 +906,8 @@ def multigpu_gpu1(s):
     outs = []
     for gpu in (0, 1):
         out = s.path("multi-nvdec-gpu%d.rgb0" % gpu)
-        rc, log = s.ff(["-v", "verbose", "-hwaccel", "cuda", "-hwaccel_device", str(gpu),
+        rc, log = s.ff(["-v", "verbose", "-init_hw_device", "cuda=cu:%d,primary_ctx=1" % gpu,
+                        "-hwaccel", "cuda", "-hwaccel_device", "cu",
                         "-hwaccel_output_format", "cuda", "-i", clip, "-vf",
                         "scale_cuda=format=rgb0," + dnn(s, "conv") + ",hwdownload,format=rgb0",
                         "-f", "rawvideo", out])
@@ -912,7 +923,7 @@ def multigpu_mismatch(s):
              ("device-escaped0-frames-gpu1", 1, r":device=cuda\\\:0", "device=cuda:0"),
              ("device-id1-frames-gpu0", 0, ":device_id=1", "device_id=1")]
     for name, gpu, opts, said in cases:
-        _, rc, log = multi_run(s, "mismatch-" + name, [], [(None, gpu_chain(s, gpu, opts))])
+        _, rc, log = multi_run(s, "mismatch-" + name, on_gpu(gpu), [(None, gpu_chain(s, opts))])
         want = "%s, but the CUDA frames are on GPU %d; drop the option or write " \
                "device=cuda:device_id=%d" % (said, gpu, gpu)
         s.check("multigpu-error-" + name, rc > 0 and want in log and "Traceback" not in log,
@@ -920,25 +931,39 @@ def multigpu_mismatch(s):
 
 
 def multigpu_two_chains(s):
-    """One process, a chain per GPU, in one filter graph (split) and in two
-    graphs (an output each): each output the same as its chain alone."""
-    chains = [gpu_chain(s, gpu) for gpu in (0, 1)]
-    alone = [multi_run(s, "alone-gpu%d" % gpu, [], [(None, chains[gpu])])[0][0]
-             for gpu in (0, 1)]
-    graph = "[0:v]split[a][b];[a]%s[o0];[b]%s[o1]" % tuple(chains)
-    forms = [("one-graph", ["-filter_complex", graph], [("[o0]", None), ("[o1]", None)]),
-             ("two-graphs", [], [("0:v", chains[0]), ("0:v", chains[1])])]
-    for form, pre, outputs in forms:
-        outs, rc, log = multi_run(s, form, pre, outputs)
-        s.check("multigpu-%s-on-two-gpus" % form, sorted(gpus_seen(log)) == ["0", "1"],
-                "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
-        for gpu in (0, 1):
-            s.compare("multigpu-%s-gpu%d-vs-alone" % (form, gpu), alone[gpu], outs[gpu], 0)
-    # what the CLI does with two -init_hw_device and a hwupload in each chain:
-    # both chains on the last device (so such a run measures one GPU)
-    up = gpu_chain(s, 0, up="hwupload")
-    _, rc, log = multi_run(s, "hwupload-two-devices", [
-        "-init_hw_device", "cuda=c0:0", "-init_hw_device", "cuda=c1:1", "-filter_complex",
+    """One process, a chain per GPU: NVDEC decodes an input on each GPU, an
+    output each (a graph each), each output the same as its GPU alone; a
+    chain made by hwupload_cuda=device=1 (a context of FFmpeg's own) is
+    refused in one line; two -init_hw_device and a hwupload in each chain
+    put both chains on the last device, as ffmpeg does."""
+    clip = nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc")
+    vf = "scale_cuda=format=rgb0," + dnn(s, "conv") + ",hwdownload,format=rgb0"
+    devs = ["-init_hw_device", "cuda=c0:0,primary_ctx=1",
+            "-init_hw_device", "cuda=c1:1,primary_ctx=1"]
+    dec = lambda gpu: ["-hwaccel", "cuda", "-hwaccel_device", "c%d" % gpu,
+                       "-hwaccel_output_format", "cuda", "-i", clip]
+    alone, outs = [], []
+    for gpu in (0, 1):
+        alone.append(s.path("multi-alone-gpu%d.rgb0" % gpu))
+        rc, _ = s.ff(devs + dec(gpu) + ["-vf", vf, "-f", "rawvideo", alone[-1]])
+        alone[-1] = alone[-1] if rc == 0 else None
+    args = ["-v", "verbose"] + devs + dec(0) + dec(1)
+    for gpu in (0, 1):
+        outs.append(s.path("multi-two-inputs-gpu%d.rgb0" % gpu))
+        args += ["-map", "%d:v" % gpu, "-vf", vf, "-f", "rawvideo", outs[-1]]
+    rc, log = s.ff(args)
+    s.check("multigpu-two-inputs-on-two-gpus", rc == 0 and sorted(gpus_seen(log)) == ["0", "1"],
+            "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
+    for gpu in (0, 1):
+        s.compare("multigpu-two-inputs-gpu%d-vs-alone" % gpu, alone[gpu],
+                  outs[gpu] if rc == 0 else None, 0)
+    _, rc, log = multi_run(s, "hwupload-cuda-device", [],
+                           [(None, gpu_chain(s, up="hwupload_cuda=device=1"))])
+    want = "the CUDA frames are in a CUDA context of FFmpeg's own"
+    s.check("multigpu-hwupload-cuda-device-refused", rc != 0 and want in log,
+            "(rc %d; wants the line '%s ...')" % (rc, want))
+    up = gpu_chain(s)
+    _, rc, log = multi_run(s, "hwupload-two-devices", devs + ["-filter_complex",
         "[0:v]split[a][b];[a]%s[o0];[b]%s[o1]" % (up, up)], [("[o0]", None), ("[o1]", None)])
     s.check("multigpu-hwupload-one-device-per-process", gpus_seen(log) == ["1", "1"],
             "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
@@ -1001,7 +1026,7 @@ def nv12_cuda(s, model, raw, w, h):
     """bt709 tv nv12 frames uploaded, made RGB by scale_cuda, through model,
     downloaded as rgb0."""
     out = s.path("nv12-%s-%dx%d.out" % (model, w, h))
-    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu",
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu",
                     "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "%dx%d" % (w, h),
                     "-colorspace", "bt709", "-color_range", "tv", "-i", raw, "-vf",
                     "hwupload,scale_cuda=format=rgb0,dnn_processing=dnn_backend=torch:"
@@ -1062,7 +1087,7 @@ def run_window(s):
     s.models("win_conv3", "win_conv3y", "win_conv5", "win_conv5y")
     w, h = 158, 118
     s.source(w, h, frames=7)
-    dev = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"]
+    dev = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu"]
     for n, anchor in ((3, "center"), (3, "last"), (5, "center"), (5, "last")):
         opts = ":window=%d:window_anchor=%s" % (n, anchor)
         net, tag = "win_conv%d" % n, "%s%s" % (anchor, "" if n == 3 else "-n5")
@@ -1089,7 +1114,8 @@ def window_nvdec(s):
     CPU path, async with two requests."""
     clip = nvdec_clip(s, "mpeg2video", "1920x1080", "bt709", "tv", frames=9)
     loc = probe_chroma_location(s, clip)
-    dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
+    dec = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-hwaccel", "cuda",
+           "-hwaccel_device", "cu", "-hwaccel_output_format", "cuda", "-i", clip]
     for model, channels in (("win_conv5", 3), ("win_conv5y", 1)):
         yuv_pair(s, "window5-nvdec-%s" % model, dec, "nv12", 1920, 1080, model, channels,
                  None, None, loc, decoded=True, opts=":window=5:async=1:nireq=2")
@@ -1143,7 +1169,7 @@ def yuv_input(sw, w, h, spc, rng, loc, raw):
 
 def scale_cuda_rgb(s, tag, inp, chain, out_fmt="rgb0"):
     out = s.path(tag + ".rgb")
-    rc, err = s.ff(["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu"] + inp +
+    rc, err = s.ff(["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu"] + inp +
                    ["-vf", "hwupload," + chain + ",hwdownload,format=" + out_fmt,
                     "-f", "rawvideo", out])
     return (out if rc == 0 else None), rc, err

@@ -6,16 +6,17 @@ against two GPUs driven by two processes and by one process.
 
 M is a model of tests/dnn/models.py (small, sr2, ...), written to
 DIR/models/M.pt by PY (default: this Python, which then needs torch), or the
-path of a .pt file.  Each chain: one testsrc2 frame, hwupload_cuda=device=N,
-looped to F frames, the model, -f null.  The cases:
+path of a .pt file.  Each chain: one testsrc2 frame, hwupload to GPU N
+(opened with -init_hw_device cuda=cu:N,primary_ctx=1: the filter takes
+CUDA frames of the primary context only, so hwupload_cuda=device=N, which
+opens a context of its own, is not used), looped to F frames, the model,
+-f null.  The cases:
 
   alone       one process, one chain, on GPU 0, then on GPU 1
   processes   two processes at once, one per GPU
-  one graph   one process, one filter graph: split, a chain per GPU
-  two graphs  one process, an output per GPU, each with its own -vf graph
-              (fftools runs each filter graph in a thread of its own)
-  hwupload    one process, -init_hw_device cuda=c0:0 -init_hw_device
-              cuda=c1:1 and a split with hwupload in each chain: ffmpeg
+  hwupload    one process, -init_hw_device cuda=c0:0,primary_ctx=1
+              -init_hw_device cuda=c1:1,primary_ctx=1 and a split with
+              hwupload in each chain: ffmpeg
               gives every hwupload the last device, so both chains share
               GPU 1 (the "GPUs" column says which GPU each chain ran on)
 
@@ -79,9 +80,9 @@ class Cases:
                 % (up, frames - 1, self.model, self.opts))
 
     def alone(self, frames, gpu):
-        vf = "trim=end_frame=1,format=rgb0," + self.chain(
-            frames, "hwupload_cuda=device=%d" % gpu)
-        return [self.base() + self.src + ["-vf", vf, "-f", "null", "-"]]
+        vf = "trim=end_frame=1,format=rgb0," + self.chain(frames, "hwupload")
+        dev = ["-init_hw_device", "cuda=cu:%d,primary_ctx=1" % gpu, "-filter_hw_device", "cu"]
+        return [self.base() + dev + self.src + ["-vf", vf, "-f", "null", "-"]]
 
     def processes(self, frames):
         return self.alone(frames, 0) + self.alone(frames, 1)
@@ -93,19 +94,10 @@ class Cases:
             "-filter_complex", graph, "-map", "[o0]", "-f", "null", "-",
             "-map", "[o1]", "-f", "null", "-"]]
 
-    def one_graph(self, frames):
-        return self.split(frames, ["hwupload_cuda=device=0", "hwupload_cuda=device=1"])
-
-    def two_graphs(self, frames):
-        cmd = self.base() + self.src
-        for gpu in (0, 1):
-            cmd += ["-map", "0:v", "-vf", "trim=end_frame=1,format=rgb0," + self.chain(
-                frames, "hwupload_cuda=device=%d" % gpu), "-f", "null", "-"]
-        return [cmd]
-
     def hwupload(self, frames):
         return self.split(frames, ["hwupload", "hwupload"],
-                          ["-init_hw_device", "cuda=c0:0", "-init_hw_device", "cuda=c1:1"])
+                          ["-init_hw_device", "cuda=c0:0,primary_ctx=1",
+                           "-init_hw_device", "cuda=c1:1,primary_ctx=1"])
 
 
 def run_at_once(cmds, timeout):
@@ -167,9 +159,6 @@ def measure(make, cases, args):
 CASES = [("alone0", "one GPU alone (GPU 0)", lambda c: lambda f: c.alone(f, 0)),
          ("alone1", "one GPU alone (GPU 1)", lambda c: lambda f: c.alone(f, 1)),
          ("processes", "two processes, one per GPU", lambda c: c.processes),
-         ("one_graph", "one process, one graph (split), a chain per GPU",
-          lambda c: c.one_graph),
-         ("two_graphs", "one process, a graph per GPU (two outputs)", lambda c: c.two_graphs),
          ("hwupload", "one process, split, hwupload after two -init_hw_device",
           lambda c: c.hwupload)]
 

@@ -24,7 +24,7 @@ def main():
     dec_primary = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-hwaccel", "cuda",
                    "-hwaccel_device", "cu", "-hwaccel_output_format", "cuda",
                    "-stream_loop", "-1", "-i", clip]
-    upload = ["-init_hw_device", "cuda=cu:0", "-filter_hw_device", "cu", "-f", "lavfi",
+    upload = ["-init_hw_device", "cuda=cu:0,primary_ctx=1", "-filter_hw_device", "cu", "-f", "lavfi",
               "-i", "testsrc2=s=1920x1080:r=25"]
     loop = "format=nv12,hwupload,loop=loop=-1:size=1,"
 
@@ -34,10 +34,9 @@ def main():
 
     rows = [
         ("NVDEC decode alone", dec, "null"),
-        ("NVDEC -> invert (YUV<->RGB conversions, no real model)", dec, dnn("invert")),
-        ("NVDEC -> small, async=1", dec, dnn("small")),
-        ("NVDEC -> small, async=0", dec, dnn("small", ":async=0")),
-        ("NVDEC -> small, FFmpeg in the primary context", dec_primary, dnn("small")),
+        ("NVDEC -> invert (YUV<->RGB conversions, no real model)", dec_primary, dnn("invert")),
+        ("NVDEC -> small, async=1", dec_primary, dnn("small")),
+        ("NVDEC -> small, async=0", dec_primary, dnn("small", ":async=0")),
         ("uploaded nv12 frame, looped -> invert (no decoder)", upload, loop + dnn("invert")),
         ("uploaded nv12 frame, looped -> small (no decoder)", upload, loop + dnn("small")),
     ]
