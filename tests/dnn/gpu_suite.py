@@ -278,7 +278,7 @@ def run_overflow(s):
 
 def run_errors(s):
     w, h = 96, 64
-    out, rc, err = s.cuda_path("conv", "rgb0", w, h, False, ":device=cpu")
+    out, rc, err = s.cuda_path("conv", "rgb0", w, h, True, ":device=cpu")
     s.check("cuda-error-device-mismatch", rc > 0 and "CUDA frames are on GPU 0; drop the "
             "option or write device=cuda:device_id=0" in err, "(rc %d)" % rc)
     out, rc, err = s.cuda_path("conv", "yuv422p", w, h)
@@ -1008,7 +1008,7 @@ def run_aoti(s):
     s.check("aoti-cuda-size-error", rc > 0 and "exported for width 16..96" in err,
             "(rc %d)" % rc)
     aoti_nv12(s, w, h)
-    memcheck(s, "aoti", False, "rgb0", "aoti_conv", "%dx%d" % (w, h))
+    memcheck(s, "aoti", True, "rgb0", "aoti_conv", "%dx%d" % (w, h))
     if aoti_package(s, "aoti_conv_fp16"):
         out, rc, err = s.cuda_path("aoti_conv_fp16", "rgb0", w, h)
         s.compare("aoti-cuda-fp16-rgb0-vs-cpu", ref, out, 2)
@@ -1075,7 +1075,7 @@ def run_export(s):
     s.compare("export-cuda-nv12-vs-torchscript", outs[0], outs[1], 3)
     out, rc, err = s.cpu_frames("export_compact", "rgb24", 64, 48, ":device=cuda")
     s.compare("export-cpuframes-device-cuda-vs-cpu", s.cpu_path("compact", 64, 48), out, 3)
-    memcheck(s, "export", False, "rgb0", "export_compact", "64x48")
+    memcheck(s, "export", True, "rgb0", "export_compact", "64x48")
 
 
 def run_window(s):
@@ -1093,7 +1093,7 @@ def run_window(s):
         net, tag = "win_conv%d" % n, "%s%s" % (anchor, "" if n == 3 else "-n5")
         ref = s.cpu_frames(net, "rgb24", w, h, opts)[0]
         for sub, mode in (("sync", ":async=0"), ("async-nireq2", ":async=1:nireq=2")):
-            out = s.cuda_path(net, "rgb0", w, h, False, opts + mode)[0]
+            out = s.cuda_path(net, "rgb0", w, h, True, opts + mode)[0]
             s.compare("window-rgb0-%s-%s" % (tag, sub), ref, out, 1)
         ref = s.cpu_frames(net + "y", "nv12", w, h, opts, out_fmt="nv12")[0]
         out = s.path("window-nv12-%s.out" % tag)
@@ -1140,7 +1140,7 @@ def window_package(s, w, h):
     if not os.path.exists(s.model("export_win_conv3")):
         os.symlink(pkg, s.model("export_win_conv3"))
     ref = s.cpu_frames("win_conv3", "rgb24", w, h, ":window=3")[0]
-    out = s.cuda_path("export_win_conv3", "rgb0", w, h, False, ":window=3:async=1")[0]
+    out = s.cuda_path("export_win_conv3", "rgb0", w, h, True, ":window=3:async=1")[0]
     s.compare("window-pt2-cuda-rgb0-vs-cpu", ref, out, 3)
 
 
