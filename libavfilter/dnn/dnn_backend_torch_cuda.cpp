@@ -50,7 +50,7 @@ extern "C" {
 
 struct THCuda {
     void *log_ctx;
-    THCudaCtx *ctx;         ///< FFmpeg's context, stream and events
+    THCudaCtx *ctx;         ///< FFmpeg's context and stream
     enum AVPixelFormat sw_format;
     int bpp;                ///< bytes per pixel
     int rgb[3];             ///< byte of R, G and B in a pixel
