@@ -124,7 +124,10 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
 /*
  * CPU frames for a model on a CUDA device, one stage per request: its own
  * stream, grow-only page-locked host buffers and device buffers, so that
- * the upload of one request overlaps the model on another.
+ * the upload of one request overlaps the model on another.  A stage's
+ * buffers are written again only by the next upload of its request, which
+ * the backend starts after ff_dnn_th_cuda_stage_finish() has waited for the
+ * stage's stream: no copy of the previous frame is still reading them.
  */
 int ff_dnn_th_cuda_stage_alloc(THCudaStage **stage, void *log_ctx, int device_index);
 void ff_dnn_th_cuda_stage_free(THCudaStage **stage);
