@@ -235,13 +235,11 @@ static int th_format_channels(int format)
 /* The model's input channels, from the filter's input link when known. */
 static int th_input_channels(const THModel *th_model)
 {
-    AVFilterContext *fctx = th_model->model.filter_ctx;
-    int channels = 0;
+    int channels;
 
     if (th_model->cuda_channels)
         return th_model->cuda_channels;
-    if (fctx && fctx->nb_inputs && fctx->inputs[0])
-        channels = th_format_channels(fctx->inputs[0]->format);
+    channels = th_format_channels(th_model->model.input_format);
     return channels ? channels : 3;
 }
 
@@ -1160,14 +1158,13 @@ static int th_device_mismatch(DnnContext *ctx, int index)
  */
 static int th_setup_cuda(THModel *th_model)
 {
-    AVFilterContext *fctx = th_model->model.filter_ctx;
     DnnContext *ctx = th_model->ctx;
 
-    if (!fctx || !fctx->nb_inputs || !fctx->inputs[0] ||
-        fctx->inputs[0]->format != AV_PIX_FMT_CUDA)
+    if (th_model->model.input_format != AV_PIX_FMT_CUDA)
         return 0;
     int index = 0;
-    int ret = ff_dnn_th_cuda_init(&th_model->cuda, ctx, fctx->inputs[0], &index);
+    int ret = ff_dnn_th_cuda_init(&th_model->cuda, ctx, th_model->model.input_frames_ctx,
+                                  &index);
     if (ret < 0)
         return ret;
     if ((ctx->device && th_model->device_type != c10::DeviceType::CUDA) ||
@@ -1202,9 +1199,7 @@ static int th_setup_cuda(THModel *th_model)
 static int get_input_th(DNNModel *model, DNNData *input, const char *)
 {
     THModel *th_model = (THModel *)model;
-    AVFilterContext *fctx = model->filter_ctx;
-    int linked = fctx && fctx->nb_inputs && fctx->inputs[0] &&
-                 fctx->inputs[0]->format != AV_PIX_FMT_NONE;
+    int linked = model->input_format != AV_PIX_FMT_NONE;
 
     input->dt       = DNN_FLOAT;
     input->order    = DCO_RGB;
@@ -1238,10 +1233,8 @@ static int th_output_size(DNNModel *model, int input_width, int input_height,
                           int *output_width, int *output_height)
 {
     THModel *th_model = (THModel *)model;
-    AVFilterContext *fctx = model->filter_ctx;
     int channels = th_input_channels(th_model);
-    int format = fctx && fctx->nb_inputs && fctx->inputs[0] ?
-                 fctx->inputs[0]->format : AV_PIX_FMT_RGB24;
+    int format = model->input_format;
     /* YUV CUDA frames: the Y plane, for a model known to take one channel
      * (th_find_channels) that keeps the size; scale_cuda makes RGB for the
      * others */

@@ -39,7 +39,6 @@ extern "C" {
 #include "libavutil/imgutils.h"
 #include "libavutil/mem.h"
 #include "libavutil/pixdesc.h"
-#include "../filters.h"
 #include "dnn_backend_torch_cudactx.h"
 }
 
@@ -149,15 +148,14 @@ static int th_cuda_layout(THCuda *cuda)
     return 0;
 }
 
-int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlink,
+int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, AVBufferRef *frames_ref,
                         int *device_index)
 {
-    FilterLink *l = ff_filter_link((AVFilterLink *)inlink);
     THCuda *cuda;
     int ret;
 
     ff_dnn_th_cuda_uninit(pcuda);
-    if (!l->hw_frames_ctx) {
+    if (!frames_ref) {
         av_log(log_ctx, AV_LOG_ERROR, "CUDA frames without a frames context\n");
         return AVERROR(EINVAL);
     }
@@ -167,12 +165,11 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, const AVFilterLink *inlin
         return AVERROR(ENOMEM);
     *pcuda = cuda;
     cuda->log_ctx   = log_ctx;
-    cuda->sw_format = ((AVHWFramesContext *)l->hw_frames_ctx->data)->sw_format;
+    cuda->sw_format = ((AVHWFramesContext *)frames_ref->data)->sw_format;
     ret = th_cuda_layout(cuda);
     if (ret < 0)
         return ret;
-    ret = ff_dnn_th_cudactx_init(&cuda->ctx, log_ctx, l->hw_frames_ctx,
-                                 &cuda->device_index);
+    ret = ff_dnn_th_cudactx_init(&cuda->ctx, log_ctx, frames_ref, &cuda->device_index);
     if (ret < 0)
         return ret;
 

@@ -38,11 +38,11 @@
 #include "config.h"
 
 extern "C" {
+#include "libavutil/buffer.h"
 #include "libavutil/error.h"
 #include "libavutil/frame.h"
 #include "libavutil/log.h"
 #include "libavutil/pixfmt.h"
-#include "../avfilter.h"
 }
 
 /**
@@ -71,13 +71,14 @@ struct THInputSpec {
 extern const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[];
 
 /**
- * Prepare zero-copy processing of the CUDA frames of a link.
+ * Prepare zero-copy processing of the CUDA frames of a frames context
+ * (the filter's input's, DNNModel.input_frames_ctx).
  *
  * @param device_index set to the CUDA device of the frames
  * @return 0 or an AVERROR (logged), AVERROR(EINVAL) where the frames are
  *         not in their device's primary context (the one LibTorch uses)
  */
-int ff_dnn_th_cuda_init(THCuda **cuda, void *log_ctx, const AVFilterLink *inlink,
+int ff_dnn_th_cuda_init(THCuda **cuda, void *log_ctx, AVBufferRef *frames_ref,
                         int *device_index);
 
 void ff_dnn_th_cuda_uninit(THCuda **cuda);
@@ -157,7 +158,7 @@ int ff_dnn_th_cuda_stage_finish(THCudaStage *stage, AVFrame *out);
 
 static const enum AVPixelFormat *const ff_dnn_th_cuda_sw_formats = NULL;
 
-static inline int ff_dnn_th_cuda_init(THCuda **, void *log_ctx, const AVFilterLink *,
+static inline int ff_dnn_th_cuda_init(THCuda **, void *log_ctx, AVBufferRef *,
                                       int *)
 {
     av_log(log_ctx, AV_LOG_ERROR, "CUDA frames need FFmpeg built with "
