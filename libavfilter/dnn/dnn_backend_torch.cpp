@@ -1191,6 +1191,12 @@ static int th_setup_cuda(THModel *th_model)
     }
 }
 
+/* The channels the model tells (in_channels, found at load), else 0. */
+static int get_input_channels_th(DNNModel *model)
+{
+    return ((THModel *)model)->in_channels;
+}
+
 /*
  * The model's input: its channels where it tells them (in_channels), else
  * the input link's once its format is known, else -1 (the filter then
@@ -1743,6 +1749,7 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
     model->func_type  = func_type;
     model->get_input  = &get_input_th;
     model->get_output = &get_output_th;
+    model->get_input_channels = &get_input_channels_th;
     th_model->device_type = c10::DeviceType::CPU;
     th_model->device_index = -1;
 
@@ -1861,5 +1868,4 @@ extern const DNNModule ff_dnn_backend_torch = {
     .flush           = dnn_flush_th,
     .free_model      = dnn_free_model_th,
     .cuda_sw_formats = ff_dnn_th_cuda_sw_formats,
-    .input_before_links = 1,
 };
