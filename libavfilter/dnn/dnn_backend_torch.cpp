@@ -156,10 +156,6 @@ static const AVOption dnn_th_options[] = {
         { "fp16", "float16",             0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_FP16 }, 0, 0, FLAGS, "precision" },
         { "bf16", "bfloat16",            0, AV_OPT_TYPE_CONST, { .i64 = TH_PRECISION_BF16 }, 0, 0, FLAGS, "precision" },
     { "channels_last", "channels-last weights and input (auto: on; a .pt2: as exported)", OFFSET(channels_last), AV_OPT_TYPE_BOOL, { .i64 = -1 }, -1, 1, FLAGS, NULL },
-    { "window", "frames per inference: the model gets 1 x N x C x H x W, N frames in time order", OFFSET(window), AV_OPT_TYPE_INT, { .i64 = 1 }, 1, TH_WINDOW_MAX, FLAGS, NULL },
-    { "window_anchor", "the frame of the window the output is for", OFFSET(window_anchor), AV_OPT_TYPE_INT, { .i64 = TH_WINDOW_CENTER }, 0, 1, FLAGS, "window_anchor" },
-        { "center", "the middle one (odd window; output delayed by window/2 frames)", 0, AV_OPT_TYPE_CONST, { .i64 = TH_WINDOW_CENTER }, 0, 0, FLAGS, "window_anchor" },
-        { "last", "the newest one (causal, no delay)", 0, AV_OPT_TYPE_CONST, { .i64 = TH_WINDOW_LAST }, 0, 0, FLAGS, "window_anchor" },
     { NULL }
 };
 
@@ -1199,8 +1195,8 @@ static int get_input_channels_th(DNNModel *model)
 
 /*
  * The model's input: its channels where it tells them (in_channels), else
- * the input link's once its format is known, else -1 (the filter then
- * offers every format).
+ * the input link's once its format is known, else -1 (not known yet: the
+ * filter offers every format, get_input_channels_th() being 0).
  */
 static int get_input_th(DNNModel *model, DNNData *input, const char *)
 {
@@ -1480,7 +1476,7 @@ static int th_find_channels(THModel *th_model, const std::string &declared)
     } else if (th_model->aoti) {
         from = "the package's metadata";
         channels = ff_dnn_th_aoti_channels(th_model->aoti);
-    } else if (declared.empty() && th_model->ctx->torch_option.window <= 1) {
+    } else if (declared.empty() && th_model->ctx->window <= 1) {
         /* with a window, the first weight sees one frame, or all of them */
         from = "its first 4-D weight";
         for (const torch::Tensor &w : th_model->jit_model->parameters()) {
@@ -1753,8 +1749,8 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
     th_model->device_type = c10::DeviceType::CPU;
     th_model->device_index = -1;
 
-    if (ff_dnn_th_window_init(&th_model->window, ctx, ctx->torch_option.window,
-                              ctx->torch_option.window_anchor, ctx->batch_size) < 0 ||
+    if (ff_dnn_th_window_init(&th_model->window, ctx, ctx->window,
+                              (DNNWindowAnchor)ctx->window_anchor) < 0 ||
         th_parse_device(ctx, th_model) < 0 ||
         th_load_module(ctx, th_model) < 0 ||
         th_init_sync(th_model) < 0)
@@ -1868,4 +1864,5 @@ extern const DNNModule ff_dnn_backend_torch = {
     .flush           = dnn_flush_th,
     .free_model      = dnn_free_model_th,
     .cuda_sw_formats = ff_dnn_th_cuda_sw_formats,
+    .flags           = DNN_MODULE_FLAG_WINDOW,
 };

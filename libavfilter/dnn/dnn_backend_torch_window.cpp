@@ -30,52 +30,25 @@ extern "C" {
 
 #include "dnn_backend_torch_window.h"
 
-struct THWaiting {
-    TaskItem *task;
-    int64_t index;          ///< its frame in the segment
-};
-
 struct THWindow {
     void *log_ctx;
     int size;               ///< N, frames per window
-    int anchor;
-    int delay;              ///< frames a task waits for: N / 2 (center) or 0
-    THWindowSlot slot[TH_WINDOW_MAX];   ///< frame i of the segment in slot i % N
-
-    /* the segment: frames of one size, format and frames context */
-    int64_t frames;         ///< frames of the segment in the ring so far
-    int width, height, format;
-    const void *frames_ctx;
-
-    /* tasks whose window is not complete yet, oldest first */
-    THWaiting waiting[TH_WINDOW_MAX];
-    int first, nb_waiting;
+    DNNWindow tasks;        ///< the segment and its waiting tasks
+    THWindowSlot slot[DNN_WINDOW_MAX];  ///< frame i of the segment in slot i % N
 };
 
-int ff_dnn_th_window_init(THWindow **w, void *log_ctx, int size, int anchor,
-                          int batch)
+int ff_dnn_th_window_init(THWindow **w, void *log_ctx, int size,
+                          DNNWindowAnchor anchor)
 {
     *w = NULL;
     if (size <= 1)
         return 0;
-    if (anchor == TH_WINDOW_CENTER && !(size & 1)) {
-        av_log(log_ctx, AV_LOG_ERROR, "window=%d with window_anchor=center: the "
-               "middle frame needs an odd window (%d or %d), or use "
-               "window_anchor=last\n", size, size - 1, size + 1);
-        return AVERROR(EINVAL);
-    }
-    if (batch > 1) {
-        av_log(log_ctx, AV_LOG_ERROR, "batch_size %d with window=%d: a window "
-               "model runs one window per forward; use batch_size=1\n", batch, size);
-        return AVERROR(ENOSYS);
-    }
     *w = new (std::nothrow) THWindow();
     if (!*w)
         return AVERROR(ENOMEM);
     (*w)->log_ctx = log_ctx;
     (*w)->size    = size;
-    (*w)->anchor  = anchor;
-    (*w)->delay   = anchor == TH_WINDOW_CENTER ? size / 2 : 0;
+    ff_dnn_window_init(&(*w)->tasks, size, anchor);
     return 0;
 }
 
@@ -87,54 +60,24 @@ void ff_dnn_th_window_free(THWindow **w)
 
 THWindowSlot &ff_dnn_th_window_next(THWindow *w)
 {
-    return w->slot[w->frames % w->size];
+    return w->slot[w->tasks.frames % w->size];
 }
 
-/* Submit the oldest waiting task. */
-static int th_window_pop(THWindow *w, const THWindowSubmit &submit)
+/* DNNWindow's callback: opaque is the backend's THWindowSubmit. */
+static int th_window_call(void *opaque, TaskItem *task, int64_t index)
 {
-    THWaiting t = w->waiting[w->first];
-
-    w->first = (w->first + 1) % TH_WINDOW_MAX;
-    w->nb_waiting--;
-    return submit(t.task, t.index);
+    return (*(const THWindowSubmit *)opaque)(task, index);
 }
 
 int ff_dnn_th_window_push(THWindow *w, const AVFrame *in, TaskItem *task,
                           const THWindowSubmit &submit)
 {
-    int ret = 0;
-
-    av_assert0(w->nb_waiting < TH_WINDOW_MAX);
-    if (!w->frames) {
-        w->width      = in->width;
-        w->height     = in->height;
-        w->format     = in->format;
-        w->frames_ctx = in->hw_frames_ctx ? in->hw_frames_ctx->data : NULL;
-    }
-    w->waiting[(w->first + w->nb_waiting++) % TH_WINDOW_MAX] = { task, w->frames++ };
-    /* a task goes once the frame delay frames after its own is in */
-    while (ret >= 0 && w->nb_waiting &&
-           w->waiting[w->first].index + w->delay < w->frames)
-        ret = th_window_pop(w, submit);
-    return ret;
+    return ff_dnn_window_push(&w->tasks, in, task, th_window_call, (void *)&submit);
 }
 
 int ff_dnn_th_window_cut(THWindow *w, const AVFrame *in, const THWindowSubmit &submit)
 {
-    int ret = 0;
-
-    if (in && (!w->frames || (in->width == w->width && in->height == w->height &&
-                              in->format == w->format &&
-                              (in->hw_frames_ctx ? in->hw_frames_ctx->data : NULL) ==
-                              w->frames_ctx)))
-        return 0;
-    while (ret >= 0 && w->nb_waiting)
-        ret = th_window_pop(w, submit);
-    /* after an error the tasks left are freed with the model */
-    w->first = w->nb_waiting = 0;
-    w->frames = 0;
-    return ret;
+    return ff_dnn_window_cut(&w->tasks, in, th_window_call, (void *)&submit);
 }
 
 torch::Tensor ff_dnn_th_window_view(const THWindow *w, const THInputSpec &spec,
@@ -152,14 +95,6 @@ torch::Tensor ff_dnn_th_window_view(const THWindow *w, const THInputSpec &spec,
     return store.narrow(0, 0, numel).view({ 1, n, channels, height, width });
 }
 
-/* Frame k of the window of frame index, the segment's edge repeated. */
-static int64_t th_window_frame(const THWindow *w, int64_t index, int k)
-{
-    int64_t i = index - (w->size - 1 - w->delay) + k;
-
-    return i < 0 ? 0 : i >= w->frames ? w->frames - 1 : i;
-}
-
 int ff_dnn_th_window_input(THWindow *w, int64_t index, const THInputSpec &spec,
                            torch::Tensor &store, torch::Tensor &input)
 {
@@ -170,8 +105,8 @@ int ff_dnn_th_window_input(THWindow *w, int64_t index, const THInputSpec &spec,
         input = ff_dnn_th_window_view(w, spec, own.device(), store, (int)own.size(1),
                                       (int)own.size(2), (int)own.size(3));
         for (int k = 0; k < w->size; k++) {
-            int64_t i = th_window_frame(w, index, k);
-            av_assert0(i >= 0 && i < w->frames && w->frames - i <= w->size);
+            int64_t i = ff_dnn_window_frame(&w->tasks, index, k);
+            av_assert0(i >= 0 && i < w->tasks.frames && w->tasks.frames - i <= w->size);
             input.select(1, k).copy_(w->slot[i % w->size].input);
         }
     } catch (const std::exception &e) {

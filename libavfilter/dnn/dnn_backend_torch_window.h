@@ -32,9 +32,11 @@
  * its ends (the start and the end of the stream, and where it is cut) the
  * window repeats the nearest frame of the segment.
  *
- * The unit keeps no frame and runs no model: the backend gives it each
- * task once the frame is in the ring, and it calls back for each task
- * whose window is complete, in order.
+ * The tasks' bookkeeping (waiting for the frames after their own, the
+ * segments) is the DNN layer's DNNWindow; this unit keeps the ring and
+ * assembles the windows.  It keeps no frame and runs no model: the backend
+ * gives it each task once the frame is in the ring, and it calls back for
+ * each task whose window is complete, in order.
  */
 
 #ifndef AVFILTER_DNN_DNN_BACKEND_TORCH_WINDOW_H
@@ -50,14 +52,6 @@ extern "C" {
 
 #include "dnn_backend_torch_cuda.h"
 
-/* The most frames a window holds (the window option's maximum), and its anchors. */
-#define TH_WINDOW_MAX 64
-
-enum THWindowAnchor {
-    TH_WINDOW_CENTER, ///< the output is for the middle frame (odd window)
-    TH_WINDOW_LAST,   ///< the output is for the newest frame (causal)
-};
-
 typedef struct THWindow THWindow;
 
 /* One frame of the ring: its grow-only store and the frame converted in it. */
@@ -70,11 +64,11 @@ struct THWindowSlot {
 typedef std::function<int(TaskItem *task, int64_t index)> THWindowSubmit;
 
 /**
- * Check the options and make the ring; size 1 leaves *w NULL (no window).
- * One error line for an even size with center, or batch_size > 1.
+ * Make the ring (the DNN layer has checked the options); size 1 leaves *w
+ * NULL (no window).
  */
-int ff_dnn_th_window_init(THWindow **w, void *log_ctx, int size, int anchor,
-                          int batch);
+int ff_dnn_th_window_init(THWindow **w, void *log_ctx, int size,
+                          DNNWindowAnchor anchor);
 
 void ff_dnn_th_window_free(THWindow **w);
 

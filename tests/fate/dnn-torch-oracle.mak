@@ -817,7 +817,7 @@ $(eval $(call DNNT_ERROR,win-above-64,Value 65.* for parameter .window. out of r
 $(eval $(call DNNT_ERROR,win-output-5d,model output is 5-D .3 frames.; a model of window=3 returns the output of one frame,win_out5d.pt,rgb24,:window=3))
 $(eval $(call DNNT_ERROR,win-output-frames,model output has 5 frames; a model of window=5 returns the output of one frame,win_frames.pt,rgb24,:window=5:window_anchor=last))
 $(eval $(call DNNT_ERROR,win-model-4d,model failed on a window probe input 1x3x3x24x32 .window=3: 1 x N x C x H x W.: .*conv2d,conv.pt,rgb24,:window=3))
-$(eval $(call DNNT_ERROR,win-batch,batch_size 2 with window=3: a window model runs one window per forward,win_mean.pt,rgb24,:window=3:batch_size=2:nireq=2))
+$(eval $(call DNNT_ERROR,win-batch,batch_size 2 with window=3: a window model runs one window per inference,win_mean.pt,rgb24,:window=3:batch_size=2:nireq=2))
 
 # -h filter=dnn_processing names the window options and the anchors.
 fate-dnn-torch-help-window: CMD = $(DNNT_PY)/expect_output.py \
