@@ -73,7 +73,7 @@ extern "C" {
 #include "safe_queue.h"
 }
 
-#if HAVE_LIBGOMP && AT_PARALLEL_OPENMP
+#if HAVE_LIBGOMP
 #include <omp.h>
 #endif
 
@@ -122,6 +122,7 @@ typedef struct THModel {
                                 ///< on its way to the host
     int started;                ///< th_start() ran: requests made, workers started
     int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
+    int can_set_threads;        ///< th_can_set_threads(), at th_start()
     int batch;                  ///< frames per forward (batch_size)
     THInferRequest *forming;    ///< lead of a batch not yet full (filter thread)
     int sync_init;              ///< mutex and cond are initialised
@@ -724,51 +725,40 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * also sets what every thread of the process starts with, MKL's dynamic
  * flag and caffe2's pool, and clears oneDNN's kernel cache, behind the
  * back of other torch filters and of the application.  The count is set
- * with OpenMP's omp_set_num_threads(), of the runtime configure found
- * (libgomp; the torch wheel's copy has the soname linked, so the
- * process has one runtime), where LibTorch runs on OpenMP (AT_PARALLEL_OPENMP)
- * and is seen to read what it sets; otherwise no count is set and
- * forwards run one at a time.
+ * with OpenMP's omp_set_num_threads(), which configure links only where
+ * LibTorch runs on GNU OpenMP (HAVE_LIBGOMP); each model checks once that
+ * LibTorch reads what it sets (th_can_set_threads()), as it would not
+ * where the process has two runtimes, and otherwise sets no count and
+ * runs its forwards one at a time.
  */
-typedef void (*THSetThreads)(int);
 
-static THSetThreads th_thread_setter;
-static AVOnce th_thread_setter_once = AV_ONCE_INIT;
-
-static void th_find_thread_setter(void)
+/* This thread's count, after LibTorch has given the thread its first. */
+static void th_set_threads(int threads)
 {
-#if HAVE_LIBGOMP && AT_PARALLEL_OPENMP
-    int n;
-
+#if HAVE_LIBGOMP
     try {
-        n = at::get_num_threads(); /* LibTorch's first count for this thread */
-        omp_set_num_threads(n + 1);
-        if (at::get_num_threads() == n + 1)
-            th_thread_setter = omp_set_num_threads;
-        omp_set_num_threads(n);
+        at::get_num_threads();
+        omp_set_num_threads(threads);
     } catch (const std::exception &) {
     }
 #endif
 }
 
-static THSetThreads th_get_thread_setter(void)
+/* Whether LibTorch's forwards on this thread run on the count set here. */
+static int th_can_set_threads(void)
 {
-    ff_thread_once(&th_thread_setter_once, th_find_thread_setter);
-    return th_thread_setter;
-}
+    int n, ok = 0;
 
-/* This thread's count, after LibTorch has given the thread its first. */
-static void th_set_threads(int threads)
-{
-    THSetThreads set = th_get_thread_setter();
-
-    if (threads <= 0 || !set)
-        return;
+    if (!HAVE_LIBGOMP)
+        return 0;
     try {
-        at::get_num_threads();
-        set(threads);
+        n = at::get_num_threads(); /* LibTorch's first count for this thread */
+        th_set_threads(n + 1);
+        ok = at::get_num_threads() == n + 1;
+        th_set_threads(n);
     } catch (const std::exception &) {
     }
+    return ok;
 }
 
 /*
@@ -1574,7 +1564,7 @@ static int th_init_sync(THModel *th_model)
 static int th_side_by_side(const THModel *th_model)
 {
     return th_model->ctx->async && th_model->device_type == c10::DeviceType::CPU &&
-           !th_model->cuda_channels && !th_model->aoti && th_get_thread_setter();
+           !th_model->cuda_channels && !th_model->aoti && th_model->can_set_threads;
 }
 
 /*
@@ -1611,20 +1601,20 @@ static int th_nb_workers(const THModel *th_model)
 
 /*
  * Intra-op threads of each forward, from the filter's generic threads
- * option where it is set (capped by the graph's, as
- * ff_filter_get_nb_threads() does), else the cores: shared among the
+ * option where it is set (capped by the graph's: the DNN layer's
+ * nb_threads), else the cores: shared among the
  * forwards that run side by side; for one forward at a time all of them
  * where that is fewer than the cores, else LibTorch's default (0), which
  * is also what runs where no count can be set for a thread alone.
  */
 static int th_default_intra_threads(const THModel *th_model, int cores)
 {
-    AVFilterContext *filter_ctx = th_model->model.filter_ctx;
-    int budget = filter_ctx->nb_threads > 0 ? ff_filter_get_nb_threads(filter_ctx) : cores;
+    const int given = th_model->model.nb_threads;
+    int budget = given > 0 ? given : cores;
     int workers = th_nb_workers(th_model);
 
-    if (!th_get_thread_setter()) {
-        if (filter_ctx->nb_threads > 0)
+    if (!th_model->can_set_threads) {
+        if (given > 0)
             av_log(th_model->ctx, AV_LOG_WARNING, "threads: this LibTorch has no "
                    "intra-op thread count of a thread alone; its own count is used\n");
         return 0;
@@ -1705,6 +1695,7 @@ static int th_start(THModel *th_model)
     int cores = av_cpu_count(), ret;
 
     th_model->started = 1;
+    th_model->can_set_threads = th_can_set_threads();
     th_model->batch = FFMAX(1, ctx->batch_size);
     if (ctx->nireq <= 0)
         ctx->nireq = th_default_nireq(th_model, cores);
