@@ -67,7 +67,6 @@ extern "C" {
 #include "libavutil/opt.h"
 #include "libavutil/pixdesc.h"
 #include "libavutil/thread.h"
-#include "../filters.h"
 #include "dnn_backend_common.h"
 #include "queue.h"
 #include "safe_queue.h"
