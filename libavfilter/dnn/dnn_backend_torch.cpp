@@ -855,11 +855,13 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
 }
 
 /*
- * A task whose window is complete: its window is copied from the ring into
- * a request's input (for CUDA frames on the frames' stream) and submitted.
+ * DNNWindow's callback (opaque: the model) for a task whose window is
+ * complete: its window is copied from the ring into a request's input (for
+ * CUDA frames on the frames' stream) and submitted.
  */
-static int th_window_submit(THModel *th_model, TaskItem *task, int64_t index)
+static int th_window_submit(void *opaque, TaskItem *task, int64_t index)
 {
+    THModel *th_model = (THModel *)opaque;
     THInferRequest *request = (THInferRequest *)ff_safe_queue_pop_front(th_model->request_queue);
     const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
     auto fill = [&]() -> int {
@@ -880,13 +882,6 @@ static int th_window_submit(THModel *th_model, TaskItem *task, int64_t index)
     return ret;
 }
 
-static THWindowSubmit th_window_submitter(THModel *th_model)
-{
-    return [th_model](TaskItem *task, int64_t index) {
-        return th_window_submit(th_model, task, index);
-    };
-}
-
 /* The frame is in the ring: its request is free again until its window is complete. */
 static int th_window_push(THModel *th_model, THInferRequest *request)
 {
@@ -895,7 +890,7 @@ static int th_window_push(THModel *th_model, THInferRequest *request)
     request->task = NULL;
     ff_safe_queue_push_back(th_model->request_queue, request);
     return ff_dnn_th_window_push(th_model->window, task->in_frame, task,
-                                 th_window_submitter(th_model));
+                                 th_window_submit, th_model);
 }
 
 /* The hardware frames context of a frame (NULL for a CPU frame). */
@@ -914,7 +909,7 @@ static int th_close_batch(THModel *th_model, const AVFrame *in)
     const AVFrame *first;
 
     if (th_model->window)
-        return ff_dnn_th_window_cut(th_model->window, in, th_window_submitter(th_model));
+        return ff_dnn_th_window_cut(th_model->window, in, th_window_submit, th_model);
     if (!lead)
         return 0;
     first = lead->task->in_frame;

@@ -32,8 +32,7 @@ extern "C" {
 
 struct THWindow {
     void *log_ctx;
-    int size;               ///< N, frames per window
-    DNNWindow tasks;        ///< the segment and its waiting tasks
+    DNNWindow tasks;        ///< N (size), the segment and its waiting tasks
     THWindowSlot slot[DNN_WINDOW_MAX];  ///< frame i of the segment in slot i % N
 };
 
@@ -47,7 +46,6 @@ int ff_dnn_th_window_init(THWindow **w, void *log_ctx, int size,
     if (!*w)
         return AVERROR(ENOMEM);
     (*w)->log_ctx = log_ctx;
-    (*w)->size    = size;
     ff_dnn_window_init(&(*w)->tasks, size, anchor);
     return 0;
 }
@@ -60,31 +58,26 @@ void ff_dnn_th_window_free(THWindow **w)
 
 THWindowSlot &ff_dnn_th_window_next(THWindow *w)
 {
-    return w->slot[w->tasks.frames % w->size];
-}
-
-/* DNNWindow's callback: opaque is the backend's THWindowSubmit. */
-static int th_window_call(void *opaque, TaskItem *task, int64_t index)
-{
-    return (*(const THWindowSubmit *)opaque)(task, index);
+    return w->slot[w->tasks.frames % w->tasks.size];
 }
 
 int ff_dnn_th_window_push(THWindow *w, const AVFrame *in, TaskItem *task,
-                          const THWindowSubmit &submit)
+                          DNNWindowSubmit submit, void *opaque)
 {
-    return ff_dnn_window_push(&w->tasks, in, task, th_window_call, (void *)&submit);
+    return ff_dnn_window_push(&w->tasks, in, task, submit, opaque);
 }
 
-int ff_dnn_th_window_cut(THWindow *w, const AVFrame *in, const THWindowSubmit &submit)
+int ff_dnn_th_window_cut(THWindow *w, const AVFrame *in, DNNWindowSubmit submit,
+                         void *opaque)
 {
-    return ff_dnn_window_cut(&w->tasks, in, th_window_call, (void *)&submit);
+    return ff_dnn_window_cut(&w->tasks, in, submit, opaque);
 }
 
 torch::Tensor ff_dnn_th_window_view(const THWindow *w, const THInputSpec &spec,
                                     const c10::Device &device, torch::Tensor &store,
                                     int channels, int height, int width)
 {
-    const int64_t n = w->size, numel = n * channels * height * width;
+    const int64_t n = w->tasks.size, numel = n * channels * height * width;
 
     if (!store.defined() || store.numel() < numel || store.scalar_type() != spec.dtype ||
         store.device() != device)
@@ -98,20 +91,20 @@ torch::Tensor ff_dnn_th_window_view(const THWindow *w, const THInputSpec &spec,
 int ff_dnn_th_window_input(THWindow *w, int64_t index, const THInputSpec &spec,
                            torch::Tensor &store, torch::Tensor &input)
 {
-    const torch::Tensor &own = w->slot[index % w->size].input;
+    const torch::Tensor &own = w->slot[index % w->tasks.size].input;
 
     try {
         torch::NoGradGuard no_grad;
         input = ff_dnn_th_window_view(w, spec, own.device(), store, (int)own.size(1),
                                       (int)own.size(2), (int)own.size(3));
-        for (int k = 0; k < w->size; k++) {
+        for (int k = 0; k < w->tasks.size; k++) {
             int64_t i = ff_dnn_window_frame(&w->tasks, index, k);
-            av_assert0(i >= 0 && i < w->tasks.frames && w->tasks.frames - i <= w->size);
-            input.select(1, k).copy_(w->slot[i % w->size].input);
+            av_assert0(i >= 0 && i < w->tasks.frames && w->tasks.frames - i <= w->tasks.size);
+            input.select(1, k).copy_(w->slot[i % w->tasks.size].input);
         }
     } catch (const std::exception &e) {
         av_log(w->log_ctx, AV_LOG_ERROR, "could not assemble the window of %d "
-               "frames: %s\n", w->size, e.what());
+               "frames: %s\n", w->tasks.size, e.what());
         return AVERROR_EXTERNAL;
     }
     return 0;
@@ -125,13 +118,13 @@ int ff_dnn_th_window_check_output(const THWindow *w, void *log_ctx,
     if (out.dim() == 5) {
         av_log(log_ctx, AV_LOG_ERROR, "model output is 5-D (%" PRId64 " frames); "
                "a model of window=%d returns the output of one frame, 1 x C x H x W\n",
-               out.size(1), w->size);
+               out.size(1), w->tasks.size);
         return AVERROR(EINVAL);
     }
     if (out.dim() == 4 && out.size(0) != 1) {
         av_log(log_ctx, AV_LOG_ERROR, "model output has %" PRId64 " frames; a model "
                "of window=%d returns the output of one frame, 1 x C x H x W\n",
-               out.size(0), w->size);
+               out.size(0), w->tasks.size);
         return AVERROR(EINVAL);
     }
     return 0;
@@ -141,6 +134,6 @@ void ff_dnn_th_window_probe_what(const THWindow *w, char *buf, size_t size,
                                  int channels, int width, int height)
 {
     snprintf(buf, size, "model failed on a window probe input 1x%dx%dx%dx%d "
-             "(window=%d: 1 x N x C x H x W)", w->size, channels, height, width,
-             w->size);
+             "(window=%d: 1 x N x C x H x W)", w->tasks.size, channels, height, width,
+             w->tasks.size);
 }

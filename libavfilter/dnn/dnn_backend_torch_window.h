@@ -42,7 +42,6 @@
 #ifndef AVFILTER_DNN_DNN_BACKEND_TORCH_WINDOW_H
 #define AVFILTER_DNN_DNN_BACKEND_TORCH_WINDOW_H
 
-#include <functional>
 #include <torch/script.h>
 
 extern "C" {
@@ -60,9 +59,6 @@ struct THWindowSlot {
     torch::Tensor input;    ///< 1 x C x H x W, a view of store (or its own)
 };
 
-/* Called for each task whose window is complete, with its frame's index. */
-typedef std::function<int(TaskItem *task, int64_t index)> THWindowSubmit;
-
 /**
  * Make the ring (the DNN layer has checked the options); size 1 leaves *w
  * NULL (no window).
@@ -77,17 +73,18 @@ THWindowSlot &ff_dnn_th_window_next(THWindow *w);
 
 /**
  * The frame is in ff_dnn_th_window_next()'s slot: count it and queue its
- * task; submit the tasks whose window is now complete.
+ * task; submit(opaque, ...) the tasks whose window is now complete.
  */
 int ff_dnn_th_window_push(THWindow *w, const AVFrame *in, TaskItem *task,
-                          const THWindowSubmit &submit);
+                          DNNWindowSubmit submit, void *opaque);
 
 /**
  * Before a frame (in) is converted, or at flush (in NULL): where in starts
  * a new segment, or at flush, submit every waiting task, the end of the
  * segment repeated, and start a new segment.
  */
-int ff_dnn_th_window_cut(THWindow *w, const AVFrame *in, const THWindowSubmit &submit);
+int ff_dnn_th_window_cut(THWindow *w, const AVFrame *in, DNNWindowSubmit submit,
+                         void *opaque);
 
 /**
  * The 1 x N x C x H x W view of a window in store (grown to hold it): NCHW
