@@ -31,6 +31,7 @@ $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-sync,rgb24,shift,:async=0,shift-rg
 $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-fp16,rgb24,shift,:precision=fp16,shift-rgb24))
 $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-channels-last,rgb24,shift,:channels_last=1,shift-rgb24))
 $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-batch2,rgb24,shift,:batch_size=2,shift-rgb24))
+$(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-threads1,rgb24,shift,:threads=1,shift-rgb24))
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-gray8,gray,shift1,))
 $(eval $(call FATE_DNN_TORCH_TEST,shift1-yuv420p,yuv420p,shift1,:async=0))
 $(eval $(call FATE_DNN_TORCH_TEST,up2-rgb24,rgb24,up2,))
