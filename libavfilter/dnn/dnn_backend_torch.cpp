@@ -59,7 +59,6 @@
 #include <torch/cuda.h>
 
 extern "C" {
-#include "libavutil/avassert.h"
 #include "libavutil/avstring.h"
 #include "libavutil/cpu.h"
 #include "libavutil/file_open.h"
