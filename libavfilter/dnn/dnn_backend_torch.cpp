@@ -71,8 +71,8 @@ extern "C" {
 #include "safe_queue.h"
 }
 
-#if HAVE_LIBGOMP
-#include <omp.h>
+#if HAVE_DLADDR
+#include <dlfcn.h>
 #endif
 
 #include "dnn_backend_torch_aoti.h"
@@ -121,6 +121,7 @@ typedef struct THModel {
     int started;                ///< th_start() ran: requests made, workers started
     int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
     int can_set_threads;        ///< th_can_set_threads(), at th_start()
+    void (*omp_set_threads)(int); ///< LibTorch's OpenMP's omp_set_num_threads()
     int batch;                  ///< frames per forward (batch_size)
     THInferRequest *forming;    ///< lead of a batch not yet full (filter thread)
     int sync_init;              ///< mutex and cond are initialised
@@ -723,37 +724,56 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * also sets what every thread of the process starts with, MKL's dynamic
  * flag and caffe2's pool, and clears oneDNN's kernel cache, behind the
  * back of other torch filters and of the application.  The count is set
- * with OpenMP's omp_set_num_threads(), which configure links only where
- * LibTorch runs on GNU OpenMP (HAVE_LIBGOMP); each model checks once that
- * LibTorch reads what it sets (th_can_set_threads()), as it would not
- * where the process has two runtimes, and otherwise sets no count and
- * runs its forwards one at a time.
+ * with omp_set_num_threads() of the OpenMP runtime that LibTorch runs on
+ * (its ATen/Config.h's AT_PARALLEL_OPENMP), found in LibTorch's own
+ * library with dladdr() and dlsym(), so that it is that runtime, under
+ * whatever file name LibTorch's packager gave it (GNU's, a renamed copy,
+ * LLVM's), and FFmpeg links no OpenMP of its own; each model checks once
+ * that LibTorch reads what it sets (th_can_set_threads()), and otherwise
+ * sets no count and runs its forwards one at a time.
  */
 
-/* This thread's count, after LibTorch has given the thread its first. */
-static void th_set_threads(int threads)
+/* omp_set_num_threads() of LibTorch's OpenMP runtime, where it has one. */
+static void th_find_omp(THModel *th_model)
 {
-#if HAVE_LIBGOMP
-    try {
-        at::get_num_threads();
-        omp_set_num_threads(threads);
-    } catch (const std::exception &) {
+#if HAVE_DLADDR
+    Dl_info info;
+    void *lib;
+
+    if (!AT_PARALLEL_OPENMP || !dladdr((void *)&at::get_num_threads, &info) ||
+        !info.dli_fname)
+        return;
+    lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (lib) {
+        th_model->omp_set_threads = (void (*)(int))dlsym(lib, "omp_set_num_threads");
+        dlclose(lib);
     }
 #endif
 }
 
+/* This thread's count, after LibTorch has given the thread its first. */
+static void th_set_threads(const THModel *th_model, int threads)
+{
+    try {
+        at::get_num_threads();
+        th_model->omp_set_threads(threads);
+    } catch (const std::exception &) {
+    }
+}
+
 /* Whether LibTorch's forwards on this thread run on the count set here. */
-static int th_can_set_threads(void)
+static int th_can_set_threads(THModel *th_model)
 {
     int n, ok = 0;
 
-    if (!HAVE_LIBGOMP)
+    th_find_omp(th_model);
+    if (!th_model->omp_set_threads)
         return 0;
     try {
         n = at::get_num_threads(); /* LibTorch's first count for this thread */
-        th_set_threads(n + 1);
+        th_set_threads(th_model, n + 1);
         ok = at::get_num_threads() == n + 1;
-        th_set_threads(n);
+        th_set_threads(th_model, n);
     } catch (const std::exception &) {
     }
     return ok;
@@ -773,12 +793,12 @@ static int th_run_with_threads(THModel *th_model, THInferRequest *request)
     int ret;
 
     if (prev != want)
-        th_set_threads(want);
+        th_set_threads(th_model, want);
     av_log(th_model->ctx, AV_LOG_TRACE, "forward on %d intra-op threads\n",
            at::get_num_threads());
     ret = th_run_request(th_model, request);
     if (prev != want)
-        th_set_threads(prev);
+        th_set_threads(th_model, prev);
     return ret;
 }
 
@@ -1688,7 +1708,7 @@ static int th_start(THModel *th_model)
     int cores = av_cpu_count(), ret;
 
     th_model->started = 1;
-    th_model->can_set_threads = th_can_set_threads();
+    th_model->can_set_threads = th_can_set_threads(th_model);
     th_model->batch = FFMAX(1, ctx->batch_size);
     if (ctx->nireq <= 0)
         ctx->nireq = th_default_nireq(th_model, cores);
