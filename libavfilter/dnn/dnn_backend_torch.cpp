@@ -1637,10 +1637,10 @@ static int th_default_intra_threads(const THModel *th_model, int cores)
     return budget < cores ? FFMAX(1, budget) : 0;
 }
 
-/* batch_size > 1: a model on the CPU or on CUDA, requests for a batch. */
-static int th_check_batch(const THModel *th_model)
+/* batch_size > 1: a model on the CPU or on CUDA, a request per frame. */
+static int th_check_batch(THModel *th_model)
 {
-    const DnnContext *ctx = th_model->ctx;
+    DnnContext *ctx = th_model->ctx;
 
     if (th_model->batch == 1)
         return 0;
@@ -1651,9 +1651,10 @@ static int th_check_batch(const THModel *th_model)
         return AVERROR(ENOSYS);
     }
     if (ctx->nireq < th_model->batch) {
-        av_log(th_model->ctx, AV_LOG_ERROR, "nireq %d is less than batch_size %d: "
-               "a batch needs a request per frame\n", ctx->nireq, th_model->batch);
-        return AVERROR(EINVAL);
+        av_log(ctx, AV_LOG_WARNING, "nireq %d is less than batch_size %d: "
+               "%d requests, one per frame of a batch\n", ctx->nireq,
+               th_model->batch, th_model->batch);
+        ctx->nireq = th_model->batch;
     }
     return 0;
 }
@@ -1712,8 +1713,8 @@ static int th_start(THModel *th_model)
     th_model->batch = FFMAX(1, ctx->batch_size);
     if (ctx->nireq <= 0)
         ctx->nireq = th_default_nireq(th_model, cores);
-    th_model->intra_threads = th_default_intra_threads(th_model, cores);
     ret = th_check_batch(th_model);
+    th_model->intra_threads = th_default_intra_threads(th_model, cores);
     if (ret >= 0)
         ret = th_make_requests(ctx, th_model);
     if (ret >= 0 && ctx->async)

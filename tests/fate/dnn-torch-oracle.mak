@@ -282,6 +282,15 @@ $(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq3,:async=1:nireq=3:ba
 $(eval $(call DNNT_RESIZE_ASYNC,$(1),$(2),$(3),batch3-nireq6,:async=1:nireq=6:batch_size=3))
 endef
 $(eval $(call DNNT_BATCH_TESTS,resize-reinit,$(DNNT_RESIZE_reinit),))
+# nireq below batch_size is raised to it, with a warning: the same frames
+$(eval $(call DNNT_RESIZE_ASYNC,resize-reinit,$(DNNT_RESIZE_reinit),,batch3-nireq2,:async=1:nireq=2:batch_size=3))
+fate-dnn-torch-batch-nireq-raised: $(DNNT)/models.stamp
+fate-dnn-torch-batch-nireq-raised: CMD = $(DNNT_PY)/expect_output.py \
+    "nireq 2 is less than batch_size 3: 3 requests, one per frame of a batch$$" -- \
+    $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v warning -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 \
+    -vf format=rgb24,$(DNNT_OPT)/conv.pt:nireq=2:batch_size=3 -f null -
+fate-dnn-torch-batch-nireq-raised: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-batch-nireq-raised
 
 # The same stream in gray8 through the one-channel model.
 $(eval $(call DNNT_RESIZE_PART,gray-a,64x48,0,gray))
@@ -450,7 +459,6 @@ $(eval $(call DNNT_RAISE_MID,raises-mid-gray8-nireq8,gray,:async=1:nireq=8))
 $(eval $(call DNNT_ERROR,output-3d,model output has 3 dimensions; expected 4,out3d.pt,rgb24,))
 $(eval $(call DNNT_ERROR,precision-invalid,Unable to parse .precision. option value .fp8.,conv.pt,rgb24,:precision=fp8))
 $(eval $(call DNNT_ERROR,output-batch,model output has batch size 1; expected 3$(DNNT_COMMA) the frames of its input .batch_size 3.,batch_first.pt,rgb24,:batch_size=3))
-$(eval $(call DNNT_ERROR,batch-nireq,nireq 2 is less than batch_size 3,conv.pt,rgb24,:nireq=2:batch_size=3))
 $(eval $(call DNNT_ERROR,output-channels,model output has 1 channel$(DNNT_COMMA) rgb24 needs 3,out1ch.pt,rgb24,))
 
 # in_channels says the channels where the file and the first weight do not
