@@ -55,9 +55,11 @@ used=$work.used      # "patch NAME PATH" and "file PATH", one a line
 msg=$work.msg
 locals=$work.local    # patches and files of ours that the series leaves out
 aparts=$work.apart    # "COMMIT NAME": commits sent as a series of their own
+afters=$work.after    # the NAMEs of those that go on top of the rest
 fixed=$work.fixed     # the paths that fixes of upstream's code touch
 : > "$fixed"
 : > "$aparts"
+: > "$afters"
 : > "$used"
 : > "$locals"
 
@@ -196,7 +198,8 @@ while IFS= read -r line; do
     head:Step:\ *)  apply_step ${line#Step: } ;;
     head:Fix:\ *)   apply_fix ${line#Fix: } ;;
     head:Maintainer:\ *) add_maintainer "${line#Maintainer: }" ;;
-    head:Apart:\ *) apart=${line#Apart: } ;;
+    head:Apart:\ *) apart=${line#Apart: }
+                    case $apart in *" after") apart=${apart% after}; echo "$apart" >> "$afters" ;; esac ;;
     head:)          state=body ;;
     body:---)       if [ -n "$skip" ]; then leave_out; else commit; fi; state=none skip= ;;
     body:*)         printf '%s\n' "$line" >> "$msg" ;;
@@ -248,25 +251,29 @@ done
 rm -rf "$used" "$msg" "$locals" "$fixed" "$work.want" "$work.want.s" "$work.used.s" "$stage"
 
 # The commits marked Apart: go out as series of their own, and the rest
-# without them: so the rest must not need them (each applies to base).
+# without them: so the rest must not need them.  Each applies to base, or
+# with "Apart: NAME after" on top of the rest, as an RFC.
 git -C "$work" reset -q --hard HEAD
 pick() {
-    git -C "$work" checkout -q -b "$1" base
+    git -C "$work" checkout -q -b "$1" "$3"
     for c in $(git -C "$work" rev-list --reverse base..series); do
         [ "$(sed -n "s/^$c //p" "$aparts")" = "$2" ] || continue
         git -C "$work" cherry-pick "$c" >/dev/null 2>&1 ||
             die "'$(git -C "$work" log -1 --format=%s "$c")' needs a commit of another series"
     done
 }
-pick sent ""
+pick sent "" base
 git -C "$work" format-patch -q --no-signature $signoff --cover-letter -o "$out" base..sent
 for name in $(cut -d' ' -f2 "$aparts" | sort -u); do
-    pick "apart-$name" "$name"
+    from=base prefix=PATCH
+    ! grep -qxF "$name" "$afters" || from=sent prefix="RFC PATCH"
+    pick "apart-$name" "$name" $from
     rm -rf "$out-$name"
-    git -C "$work" format-patch -q --no-signature $signoff -o "$out-$name" base.."apart-$name"
+    git -C "$work" format-patch -q --no-signature $signoff --subject-prefix="$prefix" \
+        -o "$out-$name" $from.."apart-$name"
     echo "make-series: $(ls "$out-$name" | wc -l) patch(es) apart in $out-$name"
 done
-rm -f "$aparts"
+rm -f "$aparts" "$afters"
 "$top/tools/cover-letter.sh" "$out/0000-cover-letter.patch" ||
     die "cannot fill the cover letter"
 echo "make-series: $(ls "$out" | grep -vc '^0000-') patches and a cover letter in $out"

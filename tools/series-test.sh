@@ -75,10 +75,14 @@ git add -A -f
 git commit -q -m base
 git tag base
 git am -q $patches || die "git am failed in $work/am"
-# each series apart (tools/series.txt's Apart:) applies to the base alone
+# each series apart (tools/series.txt's Apart:) applies to the base alone,
+# one marked "after" on top of the rest
+afters=$(sed -n 's/^\(\[[^]]*\] \)\{0,1\}Apart: \(.*\) after$/\2/p' "$top/tools/series.txt")
 for d in "$work"/series-*; do
     [ -d "$d" ] || continue
-    git checkout -q -b "${d##*/}" base
+    from=base
+    ! printf '%s\n' $afters | grep -qxF "${d##*/series-}" || from=series
+    git checkout -q -b "${d##*/}" $from
     git am -q "$d"/*.patch || die "git am of ${d##*/} failed in $work/am"
     git checkout -q series
 done
