@@ -140,13 +140,25 @@ static int device_ordinal(THCudaCtx *c, CUdevice dev, int *index)
     return ret < 0 ? ret : AVERROR(ENODEV);
 }
 
+/* The device of the frames' context, as the driver says. */
+static int frames_device(THCudaCtx *c, CUdevice *dev)
+{
+    int ret = CHECK_CU(c->cu->cuCtxPushCurrent(c->hwctx->cuda_ctx));
+    CUcontext dummy;
+
+    if (ret < 0)
+        return ret;
+    ret = CHECK_CU(c->cu->cuCtxGetDevice(dev));
+    CHECK_CU(c->cu->cuCtxPopCurrent(&dummy));
+    return ret;
+}
+
 /*
  * LibTorch works in the device's primary context, and CUDA promises device
  * memory to the context that allocated it: the frames must be in that one.
  */
-static int check_primary(THCudaCtx *c)
+static int check_primary(THCudaCtx *c, CUdevice dev)
 {
-    CUdevice dev = c->hwctx->internal->cuda_device;
     CUcontext primary;
     int ret = CHECK_CU(c->cu->cuDevicePrimaryCtxRetain(&primary, dev));
 
@@ -166,6 +178,7 @@ int ff_dnn_th_cudactx_init(THCudaCtx **pc, void *log_ctx, AVBufferRef *frames_re
 {
     AVHWFramesContext *frames = (AVHWFramesContext *)frames_ref->data;
     THCudaCtx *c;
+    CUdevice dev;
     int ret;
 
     c = av_mallocz(sizeof(*c));
@@ -179,10 +192,12 @@ int ff_dnn_th_cudactx_init(THCudaCtx **pc, void *log_ctx, AVBufferRef *frames_re
     c->hwctx = frames->device_ctx->hwctx;
     c->cu    = c->hwctx->internal->cuda_dl;
 
-    ret = check_primary(c);
+    ret = frames_device(c, &dev);
+    if (ret >= 0)
+        ret = check_primary(c, dev);
     if (ret < 0)
         return ret;
-    return device_ordinal(c, c->hwctx->internal->cuda_device, device_index);
+    return device_ordinal(c, dev, device_index);
 }
 
 void ff_dnn_th_cudactx_uninit(THCudaCtx **pc)
