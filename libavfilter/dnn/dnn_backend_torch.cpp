@@ -71,10 +71,6 @@ extern "C" {
 #include "safe_queue.h"
 }
 
-#if HAVE_DLADDR
-#include <dlfcn.h>
-#endif
-
 #include "dnn_backend_torch_aoti.h"
 #include "dnn_backend_torch_cpu.h"
 #include "dnn_backend_torch_cuda.h"
@@ -120,8 +116,7 @@ typedef struct THModel {
                                 ///< on its way to the host
     int started;                ///< th_start() ran: requests made, workers started
     int intra_threads;          ///< LibTorch intra-op threads per forward (0: its default)
-    int can_set_threads;        ///< th_can_set_threads(), at th_start()
-    void (*omp_set_threads)(int); ///< LibTorch's OpenMP's omp_set_num_threads()
+    int default_threads;        ///< LibTorch's count, as the filter thread read it at load
     int batch;                  ///< frames per forward (batch_size)
     THInferRequest *forming;    ///< lead of a batch not yet full (filter thread)
     int sync_init;              ///< mutex and cond are initialised
@@ -718,88 +713,31 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
 }
 
 /*
- * LibTorch's intra-op thread count: with its OpenMP backend a forward runs
- * on a team of omp_get_max_threads() threads of the calling thread, which
- * is a count of that thread alone.  at::set_num_threads() is not used: it
- * also sets what every thread of the process starts with, MKL's dynamic
- * flag and caffe2's pool, and clears oneDNN's kernel cache, behind the
- * back of other torch filters and of the application.  The count is set
- * with omp_set_num_threads() of the OpenMP runtime that LibTorch runs on
- * (its ATen/Config.h's AT_PARALLEL_OPENMP), found in LibTorch's own
- * library with dladdr() and dlsym(), so that it is that runtime, under
- * whatever file name LibTorch's packager gave it (GNU's, a renamed copy,
- * LLVM's), and FFmpeg links no OpenMP of its own; each model checks once
- * that LibTorch reads what it sets (th_can_set_threads()), and otherwise
- * sets no count and runs its forwards one at a time.
- */
-
-/* omp_set_num_threads() of LibTorch's OpenMP runtime, where it has one. */
-static void th_find_omp(THModel *th_model)
-{
-#if HAVE_DLADDR
-    Dl_info info;
-    void *lib;
-
-    if (!AT_PARALLEL_OPENMP || !dladdr((void *)&at::get_num_threads, &info) ||
-        !info.dli_fname)
-        return;
-    lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (lib) {
-        th_model->omp_set_threads = (void (*)(int))dlsym(lib, "omp_set_num_threads");
-        dlclose(lib);
-    }
-#endif
-}
-
-/* This thread's count, after LibTorch has given the thread its first. */
-static void th_set_threads(const THModel *th_model, int threads)
-{
-    try {
-        at::get_num_threads();
-        th_model->omp_set_threads(threads);
-    } catch (const std::exception &) {
-    }
-}
-
-/* Whether LibTorch's forwards on this thread run on the count set here. */
-static int th_can_set_threads(THModel *th_model)
-{
-    int n, ok = 0;
-
-    th_find_omp(th_model);
-    if (!th_model->omp_set_threads)
-        return 0;
-    try {
-        n = at::get_num_threads(); /* LibTorch's first count for this thread */
-        th_set_threads(th_model, n + 1);
-        ok = at::get_num_threads() == n + 1;
-        th_set_threads(th_model, n);
-    } catch (const std::exception &) {
-    }
-    return ok;
-}
-
-/*
- * A forward on the calling thread's count: this model's, set for the
- * forward and given back after it, on the filter thread (async=0), which
- * the graph's other filters share, as on a worker.  So no thread keeps
- * this model's count once its forward is over, and another torch filter
- * of the graph, or the application, finds the thread as it left it.
+ * LibTorch's intra-op thread count is the calling thread's: with its OpenMP
+ * backend a forward runs on a team of omp_get_max_threads() threads of that
+ * thread.  at::set_num_threads() sets it, and also the count that a thread
+ * which has not run LibTorch yet starts with (and the size of caffe2's
+ * pool; it clears oneDNN's kernel cache).  So the backend sets it only on
+ * the threads it owns, its workers (async=1), each before its first
+ * forward: the model's count, from the threads option, else LibTorch's
+ * default as the filter thread read it at load, so that every worker runs
+ * on its own model's count whatever another torch filter set last.  A
+ * forward on the filter thread (async=0), which is the graph's or the
+ * application's, runs on that thread's count, which the backend leaves
+ * as it is.  Without OpenMP (AT_PARALLEL_OPENMP) LibTorch has one count
+ * for the process: the backend sets none.
  */
 static int th_run_with_threads(THModel *th_model, THInferRequest *request)
 {
-    int want = th_model->intra_threads;
-    int prev = want > 0 ? at::get_num_threads() : want;
-    int ret;
+    int want = th_model->intra_threads > 0 ? th_model->intra_threads :
+                                             th_model->default_threads;
 
-    if (prev != want)
-        th_set_threads(th_model, want);
+    if (AT_PARALLEL_OPENMP && th_model->ctx->async && want > 0 &&
+        at::get_num_threads() != want)
+        at::set_num_threads(want);
     av_log(th_model->ctx, AV_LOG_TRACE, "forward on %d intra-op threads\n",
            at::get_num_threads());
-    ret = th_run_request(th_model, request);
-    if (prev != want)
-        th_set_threads(th_model, prev);
-    return ret;
+    return th_run_request(th_model, request);
 }
 
 /*
@@ -1577,7 +1515,7 @@ static int th_init_sync(THModel *th_model)
 static int th_side_by_side(const THModel *th_model)
 {
     return th_model->ctx->async && th_model->device_type == c10::DeviceType::CPU &&
-           !th_model->cuda_channels && !th_model->aoti && th_model->can_set_threads;
+           !th_model->cuda_channels && !th_model->aoti && AT_PARALLEL_OPENMP;
 }
 
 /*
@@ -1613,12 +1551,12 @@ static int th_nb_workers(const THModel *th_model)
 }
 
 /*
- * Intra-op threads of each forward, from the filter's generic threads
- * option where it is set (capped by the graph's: the DNN layer's
- * nb_threads), else the cores: shared among the
- * forwards that run side by side; for one forward at a time all of them
- * where that is fewer than the cores, else LibTorch's default (0), which
- * is also what runs where no count can be set for a thread alone.
+ * Intra-op threads of each forward on a worker, from the filter's generic
+ * threads option where it is set (capped by the graph's: the DNN layer's
+ * nb_threads), else the cores: shared among the forwards that run side by
+ * side; for one forward at a time all of them where that is fewer than
+ * the cores, else LibTorch's default (0).  Without async the forwards run
+ * on the filter thread's count, and without OpenMP on LibTorch's one.
  */
 static int th_default_intra_threads(const THModel *th_model, int cores)
 {
@@ -1626,10 +1564,11 @@ static int th_default_intra_threads(const THModel *th_model, int cores)
     int budget = given > 0 ? given : cores;
     int workers = th_nb_workers(th_model);
 
-    if (!th_model->can_set_threads) {
+    if (!AT_PARALLEL_OPENMP || !th_model->ctx->async) {
         if (given > 0)
-            av_log(th_model->ctx, AV_LOG_WARNING, "threads: this LibTorch has no "
-                   "intra-op thread count of a thread alone; its own count is used\n");
+            av_log(th_model->ctx, AV_LOG_WARNING, "threads: %s; LibTorch's count "
+                   "is used\n", AT_PARALLEL_OPENMP ? "only the backend's own threads "
+                   "(async=1) take a count" : "this LibTorch has no count of a thread alone");
         return 0;
     }
     if (th_side_by_side(th_model) && workers >= 2)
@@ -1709,7 +1648,6 @@ static int th_start(THModel *th_model)
     int cores = av_cpu_count(), ret;
 
     th_model->started = 1;
-    th_model->can_set_threads = th_can_set_threads(th_model);
     th_model->batch = FFMAX(1, ctx->batch_size);
     if (ctx->nireq <= 0)
         ctx->nireq = th_default_nireq(th_model, cores);
@@ -1760,6 +1698,7 @@ static DNNModel *dnn_load_model_th(DnnContext *ctx, DNNFunctionType func_type,
         th_load_module(ctx, th_model) < 0 ||
         th_init_sync(th_model) < 0)
         goto fail;
+    th_model->default_threads = at::get_num_threads();
 
     av_log(ctx, AV_LOG_VERBOSE, "model '%s' on %s in %s%s\n",
            ctx->model_filename, th_device(th_model).str().c_str(),

@@ -520,9 +520,9 @@ FATE_DNN_TORCH += fate-dnn-torch-help
 # with async on the CPU the requests run side by side, sharing the filter's
 # generic threads option (threads=6 over 3: 2 each; -filter_threads
 # raises the graph's cap above the cores of a small machine); the automatic choice
-# gives at least two; without async, LibTorch's default, or the threads
-# option where it is below the cores; with batch_size 2, workers for
-# batches of 2 requests.
+# gives at least two; without async, LibTorch's count of the filter
+# thread, which the backend does not set (a threads option is ignored with
+# a warning); with batch_size 2, workers for batches of 2 requests.
 # $(1) test name, $(2) filter options, $(3) regex
 define DNNT_THREADS
 fate-dnn-torch-threads-$(1): $(DNNT)/models.stamp
@@ -540,15 +540,16 @@ $(eval $(call DNNT_THREADS,auto,:async=1,\
 $(eval $(call DNNT_THREADS,sync,:async=0,\
     "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 0 .LibTorch.s default.$$$$"))
 $(eval $(call DNNT_THREADS,sync-threads1,:async=0:threads=1,\
-    "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 1$$$$"))
+    "threads: only the backend.s own threads .async=1. take a count; LibTorch.s count is used" \
+    "sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 0 .LibTorch.s default.$$$$"))
 $(eval $(call DNNT_THREADS,batch,:async=1:nireq=4:batch_size=2:threads=2,\
     "async$(DNNT_COMMA) 4 requests side by side$(DNNT_COMMA) batch size 2$(DNNT_COMMA) intra-op threads: 1$$$$"))
 
 # Two torch filters in one graph: the first one's workers run their
 # forwards on 2 intra-op threads each, the second one's worker on LibTorch's
-# default (1 here, from OMP_NUM_THREADS).  A count set for the process
-# (at::set_num_threads() stores it as every new thread's default) would
-# give the second 2 too.  $(1) what the model's start line says of its
+# default (1 here, from OMP_NUM_THREADS), which each worker sets for its
+# own model: the first one's at::set_num_threads(2) is also what a new
+# thread starts with, which would give the second 2 too.  $(1) what the model's start line says of its
 # requests, $(2) the count its forwards read (trace level): the lines of
 # one model name its context's address.
 DNNT_FORWARD_THREADS = \[dnn_base @ (0x[0-9a-f]+)\] $(1)[^\n]*\n(?:[^\n]*\n)*?\[dnn_base @ \1\] forward on $(2) intra-op threads
@@ -562,19 +563,20 @@ fate-dnn-torch-threads-own: CMD = env OMP_NUM_THREADS=1 $(DNNT_PY)/expect_output
 fate-dnn-torch-threads-own: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-threads-own
 
-# Both in the filter thread (async=0): the first one's count (threads=1,
-# fewer than the cores) is given back after each of its forwards, so the
-# second one's forwards still read LibTorch's default (2, from
-# OMP_NUM_THREADS); kept, it would be every one's 1.  Needs 2 cores or more.
-DNNT_BACK_THREADS = format=rgb24,$(DNNT_OPT)/conv.pt:async=0:threads=1,$(DNNT_OPT)/conv.pt:async=0
-fate-dnn-torch-threads-given-back: $(DNNT)/models.stamp
-fate-dnn-torch-threads-given-back: CMD = env OMP_NUM_THREADS=2 $(DNNT_PY)/expect_output.py \
-    "$(call DNNT_FORWARD_THREADS,sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 1(?![0-9]),1)" \
+# A worker's count (threads=1) beside a filter in the filter thread
+# (async=0): at::set_num_threads() on the worker also sets what a new
+# thread starts with, but the filter thread read its count at load, so
+# its forwards still run on LibTorch's default (2, from OMP_NUM_THREADS).
+# Needs 2 cores or more.
+DNNT_BACK_THREADS = format=rgb24,$(DNNT_OPT)/conv.pt:async=1:nireq=1:threads=1,$(DNNT_OPT)/conv.pt:async=0
+fate-dnn-torch-threads-filter-thread: $(DNNT)/models.stamp
+fate-dnn-torch-threads-filter-thread: CMD = env OMP_NUM_THREADS=2 $(DNNT_PY)/expect_output.py \
+    "$(call DNNT_FORWARD_THREADS,async$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 1(?![0-9]),1)" \
     "$(call DNNT_FORWARD_THREADS,sync$(DNNT_COMMA) 1 request$(DNNT_COMMA) batch size 1$(DNNT_COMMA) intra-op threads: 0 ,2)" -- \
     $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v trace \
     -f lavfi -i testsrc2=s=32x24:r=5 -frames:v 3 -vf $(DNNT_BACK_THREADS) -f null -
-fate-dnn-torch-threads-given-back: CMP = null
-FATE_DNN_TORCH += fate-dnn-torch-threads-given-back
+fate-dnn-torch-threads-filter-thread: CMP = null
+FATE_DNN_TORCH += fate-dnn-torch-threads-filter-thread
 
 # optimize is per model: whether TorchScript's graph executor optimizes is a
 # thread-local flag of LibTorch, set around each forward in the thread that
