@@ -84,11 +84,12 @@ for p in $patches; do
 done
 
 # our flags; before the commit that adds --enable-libtorch-cuda (--each),
-# without it
+# or --enable-libtorch-aoti (the RFC series apart), without it
 configure() {
     flags=$(val FF_FLAGS)
-    grep -q -e '--enable-libtorch-cuda' configure ||
-        flags=$(echo "$flags" | sed 's/--enable-libtorch-cuda//')
+    for o in --enable-libtorch-cuda --enable-libtorch-aoti; do
+        grep -q -e "$o" configure || flags=$(echo "$flags" | sed "s/$o//")
+    done
     eval "./configure $flags" > configure.log 2>&1 ||
         { tail -n 20 configure.log; die "FFmpeg's configure failed at $1"; }
 }

@@ -35,7 +35,7 @@ extern "C" {
 
 typedef struct THAoti THAoti;
 
-#if HAVE_LIBTORCH_AOTI
+#if CONFIG_LIBTORCH_AOTI
 
 /** 1 when the file is an AOTInductor package (by its content), else 0. */
 int ff_dnn_th_aoti_is_package(const char *path);
@@ -80,7 +80,7 @@ int ff_dnn_th_aoti_to_device(THAoti *aoti, void *log_ctx, const c10::Device &dev
 torch::Tensor ff_dnn_th_aoti_run(THAoti *aoti, const torch::Tensor &input);
 
 #else
-/* A LibTorch without AOTInductor's package loader: every file is TorchScript. */
+/* Built without --enable-libtorch-aoti: every file is TorchScript. */
 static inline int ff_dnn_th_aoti_is_package(const char *path) { return 0; }
 static inline int ff_dnn_th_aoti_load(THAoti **aoti, void *log_ctx, const char *path,
                                       bool device_given, c10::Device *device)
@@ -99,6 +99,6 @@ static inline torch::Tensor ff_dnn_th_aoti_run(THAoti *aoti, const torch::Tensor
 {
     throw std::runtime_error("no AOTInductor package loader in this build");
 }
-#endif /* HAVE_LIBTORCH_AOTI */
+#endif /* CONFIG_LIBTORCH_AOTI */
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_AOTI_H */
