@@ -23,6 +23,7 @@
 #include <new>
 
 extern "C" {
+#include "config.h"
 #include "libavutil/avassert.h"
 #include "libavutil/log.h"
 #include "libavutil/mem.h"
