@@ -692,13 +692,29 @@ static void th_complete(THModel *th_model, THInferRequest *lead, int ret)
 }
 
 /*
+ * Give a request back to the free ones.  Where that fails (no memory for
+ * the queue's node), the model stops with the error, so that no frame
+ * waits for a request that is not coming back.
+ */
+static void th_give_back(THModel *th_model, THInferRequest *request)
+{
+    if (ff_safe_queue_push_back(th_model->request_queue, request) >= 0)
+        return;
+    av_log(th_model->ctx, AV_LOG_ERROR, "could not give a request back\n");
+    ff_mutex_lock(&th_model->mutex);
+    if (!th_model->error)
+        th_model->error = AVERROR(ENOMEM);
+    ff_mutex_unlock(&th_model->mutex);
+}
+
+/*
  * Give back the requests of a batch, the lead last: once it is back, the
  * filter thread may make it the lead of another batch.
  */
 static void th_release(THModel *th_model, THInferRequest *lead)
 {
     for (size_t i = lead->batch.size(); i-- > 0;)
-        ff_safe_queue_push_back(th_model->request_queue, lead->batch[i]);
+        th_give_back(th_model, lead->batch[i]);
 }
 
 /* A worker is done with a batch: complete its tasks, free its requests. */
@@ -845,7 +861,7 @@ static int th_window_push(THModel *th_model, THInferRequest *request)
     TaskItem *task = request->task;
 
     request->task = NULL;
-    ff_safe_queue_push_back(th_model->request_queue, request);
+    th_give_back(th_model, request);
     return ff_dnn_th_window_push(th_model->window, task->in_frame, task,
                                  th_window_submit, th_model);
 }
@@ -1764,7 +1780,7 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
         /* never queued: the caller keeps its frames */
         request->task = NULL;
         av_freep(&task);
-        ff_safe_queue_push_back(th_model->request_queue, request);
+        th_give_back(th_model, request);
     }
     return ret;
 }
