@@ -143,13 +143,12 @@ static int device_ordinal(THCudaCtx *c, CUdevice dev, int *index)
 /* The device of the frames' context, as the driver says. */
 static int frames_device(THCudaCtx *c, CUdevice *dev)
 {
-    int ret = CHECK_CU(c->cu->cuCtxPushCurrent(c->hwctx->cuda_ctx));
-    CUcontext dummy;
+    int ret = ff_dnn_th_cudactx_push(c);
 
     if (ret < 0)
         return ret;
     ret = CHECK_CU(c->cu->cuCtxGetDevice(dev));
-    CHECK_CU(c->cu->cuCtxPopCurrent(&dummy));
+    ff_dnn_th_cudactx_pop(c);
     return ret;
 }
 
