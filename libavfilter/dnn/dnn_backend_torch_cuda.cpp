@@ -26,8 +26,10 @@
  * linesize), converted to a float NCHW tensor on the GPU, and the model
  * output is written device to device into the output frame.
  *
- * LibTorch works in the device's primary context: the frames must be in it
- * too (primary_ctx=1), and LibTorch then runs on FFmpeg's own stream.
+ * LibTorch works in the device's primary context.  Frames in it too
+ * (primary_ctx=1) have LibTorch run on FFmpeg's own stream; frames of a
+ * context of FFmpeg's own are read and written from the primary context,
+ * with both streams waited for around each batch.
  */
 
 #include <ATen/cuda/CUDAContextLight.h>
@@ -61,6 +63,7 @@ struct THCuda {
     int interleaved;        ///< chroma as UV pairs in plane 1
     int device_index;
     cudaStream_t stream;    ///< FFmpeg's, where LibTorch works (NULL: default)
+    int primary;            ///< the frames are in LibTorch's context
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
 };
 
@@ -182,9 +185,11 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, AVBufferRef *frames_ref,
         return AVERROR_EXTERNAL;
     }
 
-    av_log(log_ctx, AV_LOG_VERBOSE, "CUDA frames (%s) on cuda:%d, in its primary "
-           "context: LibTorch runs on FFmpeg's stream\n",
-           av_get_pix_fmt_name(cuda->sw_format), cuda->device_index);
+    cuda->primary = ff_dnn_th_cudactx_primary(cuda->ctx);
+    av_log(log_ctx, AV_LOG_VERBOSE, "CUDA frames (%s) on cuda:%d, %s\n",
+           av_get_pix_fmt_name(cuda->sw_format), cuda->device_index,
+           cuda->primary ? "in its primary context: LibTorch runs on FFmpeg's stream" :
+                           "in a context of FFmpeg's own: LibTorch runs on its own stream");
     *device_index = cuda->device_index;
     return 0;
 }
@@ -217,10 +222,36 @@ enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda)
     return cuda->sw_format;
 }
 
+/*
+ * Frames of a context of FFmpeg's own: LibTorch stays in the primary context
+ * on its current stream, which cannot wait on FFmpeg's stream there.  So
+ * the host waits for FFmpeg's stream (the frames are written) before the
+ * work, and for LibTorch's (the output is written) after it.
+ */
+static int th_run_apart(THCuda *cuda, const std::function<int()> &work)
+{
+    c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
+    int ret = ff_dnn_th_cudactx_sync(cuda->ctx);
+
+    if (ret < 0)
+        return ret;
+    try {
+        c10::DeviceGuard device(c10::Device(c10::kCUDA, index));
+        ret = work();
+        c10::cuda::getCurrentCUDAStream(index).synchronize();
+        return ret;
+    } catch (const std::exception &e) {
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA work failed: %s\n", e.what());
+        return AVERROR_EXTERNAL;
+    }
+}
+
 int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work)
 {
     c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
 
+    if (!cuda->primary)
+        return th_run_apart(cuda, work);
     try {
         THCudaPush push(cuda->ctx);
         if (!push.ok)
@@ -301,10 +332,14 @@ static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
     const int64_t h = output.size(2), w = output.size(3);
     const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub_h), cw = AV_CEIL_RSHIFT(w, cuda->sub_w);
     const double max = (1 << cuda->depth) - 1;
-    torch::Tensor y = output[0].to(torch::kFloat32).mul(max).round_().clamp_(0.0, max)
-                          .permute({ 1, 2, 0 });
+    torch::Tensor y = output[0].to(torch::kFloat32).mul(max).nan_to_num_(0.0)
+                          .round_().clamp_(0.0, max).permute({ 1, 2, 0 });
 
-    if (cuda->depth > 8)            /* the int16 view takes the low 16 bits */
+    /* P010 keeps a sample in the high bits of a 16-bit word.  LibTorch has
+     * no uint16 copy, so the plane is an int16 view: shifted samples from
+     * 32768 up wrap to negative int16 values, whose two's complement bytes
+     * are the same 16 bits. */
+    if (cuda->depth > 8)
         y = y.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
     th_yuv_view(cuda, frame, 0, h, w).copy_(y);
     for (int p = 1; p < (cuda->interleaved ? 2 : 3); p++)
@@ -364,20 +399,15 @@ static void th_rgb_to_tensor(THCuda *cuda, const AVFrame *frame, const THInputSp
 /*
  * A C x H x W model output (any float dtype and layout) to 8 bits into dst
  * (H x W x bytes, any strides), model channel c into byte[c]:
- * round(clamp(y, 0, 1) * 255) in one kernel, as quantization with scale
- * 1/255 rounds to nearest and saturates (NaN gives 0, as the GPU converts
- * it), then one copy per run of channels in byte order.
+ * round(clamp(y * 255, 0, 255)), NaN as 0, in float32, then one copy per
+ * run of channels in byte order.  The path of builds without the kernel.
  */
-static void th_output_to_bytes(torch::Tensor y, const int *byte, int channels, torch::Tensor dst)
+static void th_output_to_bytes(const torch::Tensor &y, const int *byte, int channels,
+                               torch::Tensor dst)
 {
-    torch::Tensor q, u8;
+    torch::Tensor u8 = y.to(torch::kFloat32).mul(255.0).nan_to_num_(0.0)
+                        .clamp_(0.0, 255.0).round_().to(torch::kUInt8);
 
-    if (y.scalar_type() != torch::kFloat32)
-        y = y.to(torch::kFloat32);
-    q = at::quantize_per_tensor(y, 1.0 / 255.0, 0, torch::kQUInt8);
-    /* its bytes as they are (int_repr() would copy them) */
-    u8 = torch::from_blob(q.data_ptr(), q.sizes(), q.strides(),
-                          torch::TensorOptions().dtype(torch::kUInt8).device(q.device()));
     if (th_bytes_in_order(byte, channels)) {
         dst.narrow(2, byte[0], channels).copy_(u8.permute({ 1, 2, 0 }));
         return;

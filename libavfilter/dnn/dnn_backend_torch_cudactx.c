@@ -39,6 +39,7 @@ struct THCudaCtx {
     CUmodule module;        ///< dnn_backend_torch_kernels.cu
     CUfunction to_bytes[3]; ///< per model output type: float32, float16, bfloat16
     int kernels;            ///< 0 not loaded yet, 1 loaded, < 0 unusable
+    int primary;            ///< the frames are in the device's primary context
 };
 
 #if CONFIG_LIBTORCH_CUDA_KERNELS
@@ -102,8 +103,9 @@ int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o)
     void *args[] = { &src, &dst, &sc, &sh, &sw, &ls, &bpp, &b0, &b1, &b2, &pad, &ch, &w };
     int ret;
 
-    /* one block row per frame row: a grid is at most 65535 blocks high */
-    if (c->kernels < 0 || o->dtype < 0 || o->dtype > 2 || o->height > 65535)
+    /* one block row per frame row: a grid is at most 65535 blocks high;
+     * and the kernels, in FFmpeg's context, run on LibTorch's stream */
+    if (!c->primary || c->kernels < 0 || o->dtype < 0 || o->dtype > 2 || o->height > 65535)
         return AVERROR(ENOSYS);
     ret = ff_dnn_th_cudactx_push(c);
     if (ret < 0)
@@ -153,8 +155,10 @@ static int frames_device(THCudaCtx *c, CUdevice *dev)
 }
 
 /*
- * LibTorch works in the device's primary context, and CUDA promises device
- * memory to the context that allocated it: the frames must be in that one.
+ * LibTorch works in the device's primary context.  Frames of another
+ * context on the same device are read and written there too, but
+ * LibTorch cannot work on that context's stream: ff_dnn_th_cudactx_sync()
+ * then orders the two streams from the host.
  */
 static int check_primary(THCudaCtx *c, CUdevice dev)
 {
@@ -164,12 +168,12 @@ static int check_primary(THCudaCtx *c, CUdevice dev)
     if (ret < 0)
         return ret;
     CHECK_CU(c->cu->cuDevicePrimaryCtxRelease(dev));
-    if (primary == c->hwctx->cuda_ctx)
-        return 0;
-    av_log(c->log_ctx, AV_LOG_ERROR, "the CUDA frames are in a CUDA context of "
-           "FFmpeg's own, not the device's primary one that LibTorch uses: "
-           "open the device with primary_ctx=1\n");
-    return AVERROR(EINVAL);
+    c->primary = primary == c->hwctx->cuda_ctx;
+    if (!c->primary)
+        av_log(c->log_ctx, AV_LOG_VERBOSE, "the CUDA frames are in a context of "
+               "FFmpeg's own, not the device's primary one that LibTorch uses: "
+               "each batch waits for both streams (primary_ctx=1 avoids it)\n");
+    return 0;
 }
 
 int ff_dnn_th_cudactx_init(THCudaCtx **pc, void *log_ctx, AVBufferRef *frames_ref,
@@ -214,6 +218,22 @@ void ff_dnn_th_cudactx_uninit(THCudaCtx **pc)
 void *ff_dnn_th_cudactx_stream(const THCudaCtx *c)
 {
     return c->hwctx->stream;
+}
+
+int ff_dnn_th_cudactx_primary(const THCudaCtx *c)
+{
+    return c->primary;
+}
+
+int ff_dnn_th_cudactx_sync(THCudaCtx *c)
+{
+    int ret = ff_dnn_th_cudactx_push(c);
+
+    if (ret < 0)
+        return ret;
+    ret = CHECK_CU(c->cu->cuStreamSynchronize(c->hwctx->stream));
+    ff_dnn_th_cudactx_pop(c);
+    return ret;
 }
 
 int ff_dnn_th_cudactx_push(THCudaCtx *c)

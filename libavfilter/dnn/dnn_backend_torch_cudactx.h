@@ -37,8 +37,6 @@ typedef struct THCudaCtx THCudaCtx;
 /**
  * @param frames_ref  the CUDA frames context of the input
  * @param device_index set to the frames' CUDA device
- * @return AVERROR(EINVAL) when the frames are not in the device's primary
- *         context, the one LibTorch works in
  */
 int ff_dnn_th_cudactx_init(THCudaCtx **c, void *log_ctx, AVBufferRef *frames_ref,
                            int *device_index);
@@ -46,6 +44,15 @@ void ff_dnn_th_cudactx_uninit(THCudaCtx **c);
 
 /** FFmpeg's stream of the frames (may be NULL: that context's default). */
 void *ff_dnn_th_cudactx_stream(const THCudaCtx *c);
+
+/**
+ * Whether the frames are in the device's primary context, the one LibTorch
+ * works in: then LibTorch can work on FFmpeg's stream.
+ */
+int ff_dnn_th_cudactx_primary(const THCudaCtx *c);
+
+/** Wait on the host for the work queued on FFmpeg's stream. */
+int ff_dnn_th_cudactx_sync(THCudaCtx *c);
 
 /** Push FFmpeg's context on the calling thread; pop it again. */
 int ff_dnn_th_cudactx_push(THCudaCtx *c);
@@ -67,8 +74,9 @@ typedef struct THBytesOut {
 /**
  * Queue on stream the conversion of o->src to bytes:
  * round(clamp(v * 255, 0, 255)), NaN as 0.  AVERROR(ENOSYS) when the
- * kernels cannot be used here or the frame has over 65535 rows: the
- * caller converts another way.
+ * kernels cannot be used here (not built, or the frames outside the
+ * primary context) or the frame has over 65535 rows: the caller converts
+ * another way.
  */
 int ff_dnn_th_cudactx_to_bytes(THCudaCtx *c, void *stream, const THBytesOut *o);
 

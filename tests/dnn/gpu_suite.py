@@ -186,15 +186,17 @@ def run_sizes_and_contexts(s):
         s.compare("cuda-rgb0-%dx%d-primary" % (w, h), ref, out, 1)
         s.check("cuda-log-%dx%d-primary" % (w, h), "in its primary context" in err,
                 "(verbose log names the context)")
-        # a context of FFmpeg's own (no primary_ctx=1): one line, no output
+        # a context of FFmpeg's own (no primary_ctx=1): the same frames,
+        # LibTorch on its own stream
         out, rc, err = s.cuda_path("conv", "rgb0", w, h, False)
-        want = "the CUDA frames are in a CUDA context of FFmpeg's own"
-        s.check("cuda-ownctx-%dx%d-refused" % (w, h),
-                rc != 0 and want in err and "primary_ctx=1" in err and "Traceback" not in err,
-                "(rc %d; wants the line '%s ...')" % (rc, want))
+        s.compare("cuda-rgb0-%dx%d-ownctx" % (w, h), ref, out, 1)
+        s.check("cuda-log-%dx%d-ownctx" % (w, h),
+                "in a context of FFmpeg's own: LibTorch runs on its own stream" in err,
+                "(verbose log names the context)")
     ref = s.cpu_path("sr2", 160, 90)
-    out, rc, err = s.cuda_path("sr2", "rgb0", 160, 90)
-    s.compare("cuda-x2-primary", ref, out, 1)
+    for primary in (True, False):
+        out, rc, err = s.cuda_path("sr2", "rgb0", 160, 90, primary)
+        s.compare("cuda-x2-" + ("primary" if primary else "ownctx"), ref, out, 1)
     for async_ in (0, 1):
         out, rc, err = s.cuda_path("conv", "bgr0", 96, 64, True, ":async=%d:nireq=3" % async_)
         s.compare("cuda-async%d-nireq3" % async_, s.cpu_path("conv", 96, 64), out, 1)
@@ -512,6 +514,14 @@ def run_nvdec(s):
             tag = "nvdec-%s-%s-%s-%s-%s-%s" % (codec, size, spc, rng, model, loc)
             yuv_pair(s, tag, dec, "nv12", w, h, model, model_channels(model),
                      None, None, loc, decoded=True)
+    # ffmpeg's default: the decoder's device in a context of FFmpeg's own
+    codec, size, spc, rng, nets = NVDEC_CLIPS[0]
+    clip = nvdec_clip(s, codec, size, spc, rng)
+    w, h = (int(v) for v in size.split("x"))
+    dec = ["-hwaccel", "cuda", "-hwaccel_output_format", "cuda", "-i", clip]
+    yuv_pair(s, "nvdec-%s-%s-ownctx" % (codec, nets[0]), dec, "nv12", w, h, nets[0],
+             model_channels(nets[0]), None, None, probe_chroma_location(s, clip),
+             decoded=True)
 
 
 # A stream that changes size mid-way, which also gives it a new hardware
@@ -814,10 +824,11 @@ def memcheck(s, name, primary, sw, model, size="318x238"):
 
 
 def run_sanitizer(s):
-    # RGB; nv12 through scale_cuda into a three-channel model, and the Y
-    # plane of nv12 into a one-channel model (chroma copied); all in the
-    # primary context, the only one the filter takes
-    cases = [("primary", True, "rgb0", "conv"),
+    # RGB in the primary context and in one of FFmpeg's own; nv12 through
+    # scale_cuda into a three-channel model, and the Y plane of nv12 into a
+    # one-channel model (chroma copied)
+    cases = [("primary", True, "rgb0", "conv"), ("ownctx", False, "rgb0", "conv"),
+             ("ownctx-nv12-conv1", False, "nv12", "conv1"),
              ("nv12-conv", True, "nv12", "conv"), ("nv12-conv1", True, "nv12", "conv1"),
              ("fp16", True, "rgb0", "conv:precision=fp16"),
              ("fp16-nv12", True, "nv12", "conv:precision=fp16"),
@@ -830,9 +841,10 @@ def run_sanitizer(s):
 
 # Two GPUs.  On a machine with one, the group says so in one line and runs
 # nothing.  FFmpeg 9.0.2's ffmpeg gives every hwupload of a process the same
-# device (-filter_hw_device, else the last -init_hw_device); hwupload_cuda=
-# device=N opens a context of FFmpeg's own, which the filter refuses, so two
-# chains of one process get a GPU each from NVDEC, an input per GPU.
+# device (-filter_hw_device, else the last -init_hw_device), and hwupload_cuda=
+# device=N opens a context of FFmpeg's own (where each batch waits for both
+# streams), so two chains of one process get a GPU each from NVDEC, an input
+# per GPU, in the primary contexts.
 def gpu_count():
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
@@ -933,9 +945,9 @@ def multigpu_mismatch(s):
 def multigpu_two_chains(s):
     """One process, a chain per GPU: NVDEC decodes an input on each GPU, an
     output each (a graph each), each output the same as its GPU alone; a
-    chain made by hwupload_cuda=device=1 (a context of FFmpeg's own) is
-    refused in one line; two -init_hw_device and a hwupload in each chain
-    put both chains on the last device, as ffmpeg does."""
+    chain made by hwupload_cuda=device=1 (a context of FFmpeg's own) runs
+    on GPU 1 with the CPU path's frames; two -init_hw_device and a hwupload
+    in each chain put both chains on the last device, as ffmpeg does."""
     clip = nvdec_clip(s, "mjpeg", "640x360", "bt709", "pc")
     vf = "scale_cuda=format=rgb0," + dnn(s, "conv") + ",hwdownload,format=rgb0"
     devs = ["-init_hw_device", "cuda=c0:0,primary_ctx=1",
@@ -957,11 +969,12 @@ def multigpu_two_chains(s):
     for gpu in (0, 1):
         s.compare("multigpu-two-inputs-gpu%d-vs-alone" % gpu, alone[gpu],
                   outs[gpu] if rc == 0 else None, 0)
-    _, rc, log = multi_run(s, "hwupload-cuda-device", [],
-                           [(None, gpu_chain(s, up="hwupload_cuda=device=1"))])
-    want = "the CUDA frames are in a CUDA context of FFmpeg's own"
-    s.check("multigpu-hwupload-cuda-device-refused", rc != 0 and want in log,
-            "(rc %d; wants the line '%s ...')" % (rc, want))
+    (out,), rc, log = multi_run(s, "hwupload-cuda-device", [],
+                                [(None, gpu_chain(s, up="hwupload_cuda=device=1"))])
+    s.compare("multigpu-hwupload-cuda-device-vs-cpu", s.cpu_path("conv", 318, 238), out, 1)
+    s.check("multigpu-hwupload-cuda-device-on-gpu1", gpus_seen(log) == ["1"] and
+            "in a context of FFmpeg's own" in log,
+            "(rc %d; GPUs of the frames in the verbose log: %s)" % (rc, gpus_seen(log)))
     up = gpu_chain(s)
     _, rc, log = multi_run(s, "hwupload-two-devices", devs + ["-filter_complex",
         "[0:v]split[a][b];[a]%s[o0];[b]%s[o1]" % (up, up)], [("[o0]", None), ("[o1]", None)])
