@@ -404,7 +404,7 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
         return 0;
     }
     /* batches of CPU frames on CUDA, or no CUDA unit: on the device, below */
-    if (TH_CUDA_FRAMES && device.is_cuda() && th_model->batch == 1 && !th_model->window)
+    if (CONFIG_LIBTORCH_CUDA && device.is_cuda() && th_model->batch == 1 && !th_model->window)
         return th_fill_cuda_staged(th_model, request, channels);
 
     src = th_frame_view(in, channels);

@@ -1,5 +1,5 @@
 /*
- * LibTorch DNN backend: CUDA frames without host copies
+ * LibTorch DNN backend: the CUDA unit
  *
  * This file is part of FFmpeg.
  *
@@ -23,7 +23,7 @@
  * The CUDA unit of the torch backend, a C++ interface used only by
  * dnn_backend_torch.cpp.  The CPU path never enters it.
  *
- * Built without CUDA frames (TH_CUDA_FRAMES is 0), the unit is replaced by
+ * Built without --enable-libtorch-cuda, the unit is replaced by
  * the inline stubs at the end of this file: the backend calls it the same
  * way, no THCuda or THCudaStage is ever made, and a call that would need
  * one fails with AVERROR(ENOSYS).
@@ -45,12 +45,6 @@ extern "C" {
 #include "libavutil/pixfmt.h"
 }
 
-/**
- * CUDA frames and CUDA staging need LibTorch's CUDA libraries and FFmpeg's
- * CUDA: configure's libtorch_cuda depends on cuda, so the one implies both.
- */
-#define TH_CUDA_FRAMES CONFIG_LIBTORCH_CUDA
-
 typedef struct THCuda THCuda;
 typedef struct THCudaStage THCudaStage;
 
@@ -60,7 +54,7 @@ struct THInputSpec {
     bool channels_last;
 };
 
-#if TH_CUDA_FRAMES
+#if CONFIG_LIBTORCH_CUDA  /* which depends on cuda: FFmpeg's CUDA is there too */
 
 /**
  * The sw_formats of the CUDA frames the unit takes in place, the one list
@@ -154,7 +148,7 @@ int ff_dnn_th_cuda_stage_download(THCudaStage *stage, const torch::Tensor &outpu
 /** Wait for the stage's stream, then copy the bytes into plane 0 of out. */
 int ff_dnn_th_cuda_stage_finish(THCudaStage *stage, AVFrame *out);
 
-#else /* !TH_CUDA_FRAMES */
+#else /* !CONFIG_LIBTORCH_CUDA */
 
 static const enum AVPixelFormat *const ff_dnn_th_cuda_sw_formats = NULL;
 
@@ -233,6 +227,6 @@ static inline int ff_dnn_th_cuda_stage_finish(THCudaStage *, AVFrame *)
     return AVERROR(ENOSYS);
 }
 
-#endif /* TH_CUDA_FRAMES */
+#endif /* CONFIG_LIBTORCH_CUDA */
 
 #endif /* AVFILTER_DNN_DNN_BACKEND_TORCH_CUDA_H */
