@@ -1592,19 +1592,13 @@ static int th_default_intra_threads(const THModel *th_model, int cores)
     return budget < cores ? FFMAX(1, budget) : 0;
 }
 
-/* batch_size > 1: a model on the CPU or on CUDA, a request per frame. */
+/* batch_size > 1: a request per frame. */
 static int th_check_batch(THModel *th_model)
 {
     DnnContext *ctx = th_model->ctx;
 
     if (th_model->batch == 1)
         return 0;
-    if (th_model->device_type != c10::DeviceType::CPU &&
-        th_model->device_type != c10::DeviceType::CUDA) {
-        av_log(th_model->ctx, AV_LOG_ERROR, "batch_size %d: batches need a model on "
-               "the CPU or on CUDA\n", th_model->batch);
-        return AVERROR(ENOSYS);
-    }
     if (ctx->nireq < th_model->batch) {
         av_log(ctx, AV_LOG_WARNING, "nireq %d is less than batch_size %d: "
                "%d requests, one per frame of a batch\n", ctx->nireq,
