@@ -794,6 +794,9 @@ static void th_worker_finish(void *arg)
     ff_mutex_unlock(&th_model->mutex);
     if (prev)
         th_worker_done(th_model, prev, th_finish_request(prev, prev->ret));
+    /* held back only while a later batch is queued (waiting counts it from
+     * th_submit() to its forward): that batch's finish, which always runs,
+     * even after quit or an error, finishes this one */
     ff_mutex_lock(&th_model->mutex);
     keep = lead->finish && th_model->waiting > 0;
     if (keep)
@@ -816,7 +819,14 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         th_model->inflight += (int)lead->batch.size();
         th_model->waiting++;
         ff_mutex_unlock(&th_model->mutex);
-        return ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
+        ret = ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
+        if (ret < 0) {              /* not queued: no callback will count it */
+            ff_mutex_lock(&th_model->mutex);
+            th_model->inflight -= (int)lead->batch.size();
+            th_model->waiting--;
+            ff_mutex_unlock(&th_model->mutex);
+        }
+        return ret;
     }
 
     ret = th_finish_request(lead, th_run_with_threads(th_model, lead));
