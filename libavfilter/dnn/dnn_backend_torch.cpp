@@ -1561,9 +1561,7 @@ static int th_default_nireq(const THModel *th_model, int cores)
         return 2 * b;
     if (th_model->device_type == c10::DeviceType::CUDA)
         return b == 1 ? 3 : 2 * b;
-    if (th_model->device_type != c10::DeviceType::CPU)
-        return 2;
-    if (!th_side_by_side(th_model))
+    if (th_model->device_type != c10::DeviceType::CPU || !th_side_by_side(th_model))
         return 2 * b;
     return b * FFMAX(2, cores / 2 / b);
 }

@@ -226,7 +226,11 @@ enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda)
  * Frames of a context of FFmpeg's own: LibTorch stays in the primary context
  * on its current stream, which cannot wait on FFmpeg's stream there.  So
  * the host waits for FFmpeg's stream (the frames are written) before the
- * work, and for LibTorch's (the output is written) after it.
+ * work, and for LibTorch's (the output is written) after it.  LibTorch's
+ * kernels then read and write memory that the other context allocated on
+ * the same device: seen to work (an H200, an H100: the GPU suite's
+ * own-context cases), as master's mapping relied on, but not a behaviour
+ * CUDA's documentation promises; primary_ctx=1 avoids relying on it.
  */
 static int th_run_apart(THCuda *cuda, const std::function<int()> &work)
 {

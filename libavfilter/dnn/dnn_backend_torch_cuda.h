@@ -69,8 +69,7 @@ extern const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[];
  * (the filter's input's, DNNModel.input_frames_ctx).
  *
  * @param device_index set to the CUDA device of the frames
- * @return 0 or an AVERROR (logged), AVERROR(EINVAL) where the frames are
- *         not in their device's primary context (the one LibTorch uses)
+ * @return 0 or an AVERROR (logged)
  */
 int ff_dnn_th_cuda_init(THCuda **cuda, void *log_ctx, AVBufferRef *frames_ref,
                         int *device_index);
@@ -89,9 +88,12 @@ void ff_dnn_th_cuda_log_device(void *log_ctx, int device_index);
 enum AVPixelFormat ff_dnn_th_cuda_sw_format(const THCuda *cuda);
 
 /**
- * Run work() on the frames' CUDA stream, with FFmpeg's context (the
- * device's primary one) pushed (RAII): ordered after everything queued
- * there, and later work there after it.  No host sync.
+ * Run work() on the frames' device, ordered after everything queued on
+ * FFmpeg's stream of the frames, and later work there after it.  Frames in
+ * the device's primary context: on FFmpeg's stream, with FFmpeg's context
+ * pushed, no host sync.  Frames in a context of FFmpeg's own: on
+ * LibTorch's current stream, the host waiting for FFmpeg's stream before
+ * and for LibTorch's after.
  */
 int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work);
 
