@@ -63,7 +63,6 @@ struct THCuda {
     int interleaved;        ///< chroma as UV pairs in plane 1
     int device_index;
     cudaStream_t stream;    ///< FFmpeg's, where LibTorch works (NULL: default)
-    int primary;            ///< the frames are in LibTorch's context
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
 };
 
@@ -185,10 +184,9 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, AVBufferRef *frames_ref,
         return AVERROR_EXTERNAL;
     }
 
-    cuda->primary = ff_dnn_th_cudactx_primary(cuda->ctx);
     av_log(log_ctx, AV_LOG_VERBOSE, "CUDA frames (%s) on cuda:%d, %s\n",
            av_get_pix_fmt_name(cuda->sw_format), cuda->device_index,
-           cuda->primary ? "in its primary context: LibTorch runs on FFmpeg's stream" :
+           ff_dnn_th_cudactx_primary(cuda->ctx) ? "in its primary context: LibTorch runs on FFmpeg's stream" :
                            "in a context of FFmpeg's own: LibTorch runs on its own stream");
     *device_index = cuda->device_index;
     return 0;
@@ -254,7 +252,7 @@ int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work)
 {
     c10::DeviceIndex index = (c10::DeviceIndex)cuda->device_index;
 
-    if (!cuda->primary)
+    if (!ff_dnn_th_cudactx_primary(cuda->ctx))
         return th_run_apart(cuda, work);
     try {
         THCudaPush push(cuda->ctx);

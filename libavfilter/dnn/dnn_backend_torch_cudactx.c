@@ -169,10 +169,6 @@ static int check_primary(THCudaCtx *c, CUdevice dev)
         return ret;
     CHECK_CU(c->cu->cuDevicePrimaryCtxRelease(dev));
     c->primary = primary == c->hwctx->cuda_ctx;
-    if (!c->primary)
-        av_log(c->log_ctx, AV_LOG_VERBOSE, "the CUDA frames are in a context of "
-               "FFmpeg's own, not the device's primary one that LibTorch uses: "
-               "each batch waits for both streams (primary_ctx=1 avoids it)\n");
     return 0;
 }
 
