@@ -59,6 +59,7 @@ import warnings
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 from dnn_package import compile_package, window_like  # noqa: E402
 from dnn_sources import SourceError, load  # noqa: E402
 

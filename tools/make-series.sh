@@ -221,7 +221,7 @@ base_series | grep -vxF -f "$locals" | while read -r p; do
 done > "$work.want"
 cd "$top"
 git ls-files --cached --others --exclude-standard -- \
-    libavfilter libavutil libavcodec libavformat tests doc/examples |
+    libavfilter libavutil libavcodec libavformat tests doc/examples tools/python |
     grep -vxF -f "$locals" | sed 's/^/file /' >> "$work.want"
 for f in tools/series-steps/*.diff; do
     [ -f "$f" ] && basename "$f" .diff | sed 's/^/step /'

@@ -79,7 +79,7 @@ fi
 # Link our own files (at FFmpeg's paths) over the tree; an edit to one of them
 # is then seen by FFmpeg's make at once.
 cd "$top"
-find libavfilter libavutil libavcodec libavformat tests doc/examples -type f 2>/dev/null |
+find libavfilter libavutil libavcodec libavformat tests doc/examples tools/python -type f 2>/dev/null |
 while read -r f; do
     dest=$tree/$f
     [ -L "$dest" ] && [ "$(readlink "$dest")" = "$top/$f" ] && continue

@@ -50,9 +50,7 @@
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 extern "C" {
-#include "libavutil/cpu.h"
 #include "libavutil/error.h"
-#include "libavutil/macros.h"
 #include "libavutil/log.h"
 }
 
@@ -206,19 +204,18 @@ static int th_pick_device(THAoti *a, void *log_ctx, bool given, c10::Device *dev
 }
 
 /*
- * A loader runs as many forwards at once as it has runners, one by
- * default: on the CPU one per core, so that the backend's requests side by
- * side are not run one after another (the runners share the constants).
+ * One runner per loader (a loader runs as many forwards at once as it has
+ * runners): the backend runs a package one forward at a time, on one
+ * worker, since its CPU kernels take the thread count it was compiled for.
  */
 static void th_new_loaders(THAoti *a)
 {
     const bool cuda = a->type == c10::DeviceType::CUDA;
-    const size_t runners = cuda ? 1 : (size_t)FFMAX(1, av_cpu_count());
 
     for (THAotiModel &m : a->models) {
         /* made before the old one goes: if it throws, m.loader stays valid */
         auto *loader = new torch::inductor::AOTIModelPackageLoader(
-            a->path, m.name, false, runners, cuda ? (c10::DeviceIndex)a->index : -1);
+            a->path, m.name, false, 1, cuda ? (c10::DeviceIndex)a->index : -1);
         delete m.loader;
         m.loader = loader;
     }

@@ -15,7 +15,7 @@ NAME_weights writes NAME_weights.pt, the state dict of model NAME (for
 tools/export-model.py --weights);
 "models.py --damage IN.pt2 OUT.pt2" copies a package, damaging its library;
 "models.py --strip-metadata IN.pt2 OUT.pt2" copies it without the
-dnn.input metadata (tools/dnn_package.py) that tells the backend its input.
+dnn.input metadata (tools/python/dnn_package.py) that tells the backend its input.
 
 Without names it writes the test models (NAMES); the benchmarks' larger
 models (compact, rrdb, rrdb6, win_denoise) are written when named.  module(NAME) gives the same
@@ -32,7 +32,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "tools", "python"))
 from dnn_package import compile_package, window_like  # noqa: E402
 
 

@@ -890,7 +890,7 @@ endif
 # TorchScript named .pt2).  A frame outside the exported sizes, a precision
 # or a layout other than the package's and a package whose compiled
 # library is damaged or whose metadata does not describe its input (the
-# dnn.input keys of tools/dnn_package.py) are one-line errors; so is a
+# dnn.input keys of tools/python/dnn_package.py) are one-line errors; so is a
 # package without aoti=1, named .pt2 or .pt.
 $(DNNT)/%.pt2: $(SRC_PATH)/tests/dnn/models.py
 	@mkdir -p $(DNNT)

@@ -126,7 +126,7 @@ def main():
                           device=dev)
     out = []
     if args.window > 1:
-        sys.path.insert(0, os.path.join(here, ".."))
+        sys.path.insert(0, os.path.join(here, "..", "python"))
         window = resident_window(args.window, args.width, args.height, dev, dtype, cl)
     with torch.inference_mode():
         def step():

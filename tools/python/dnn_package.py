@@ -1,3 +1,21 @@
+# AOTInductor packages for the torch DNN backend, with the metadata it reads
+#
+# This file is part of FFmpeg.
+#
+# FFmpeg is free software; you can redistribute it and/or
+# modify it under the terms of the GNU Lesser General Public
+# License as published by the Free Software Foundation; either
+# version 2.1 of the License, or (at your option) any later version.
+#
+# FFmpeg is distributed in the hope that it will be useful,
+# but WITHOUT ANY WARRANTY; without even the implied warranty of
+# MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the GNU
+# Lesser General Public License for more details.
+#
+# You should have received a copy of the GNU Lesser General Public
+# License along with FFmpeg; if not, write to the Free Software
+# Foundation, Inc., 51 Franklin Street, Fifth Floor, Boston, MA 02110-1301 USA
+
 """AOTInductor packages for ffmpeg's torch backend.
 
 A package's compiled code does not check its input unless the process
@@ -27,6 +45,18 @@ on the model of its size, else on "model".
 compile_package() writes them from the example input and the dynamic
 dimensions given to torch.export; a package made another way carries them
 when the same dictionary is passed as inductor_configs["aot_inductor.metadata"].
+
+In Python, with the module to export and an example frame:
+
+    import sys; sys.path.insert(0, "tools/python")
+    import torch
+    from dnn_package import compile_package
+    h = torch.export.Dim("h", min=8, max=1080)
+    w = torch.export.Dim("w", min=8, max=1920)
+    compile_package(model.eval(), torch.rand(1, 3, 540, 960), {2: 2 * h, 3: 2 * w},
+                    "model.pt2", sizes=[(960, 540)])
+
+then: ffmpeg -i in -vf dnn_processing=dnn_backend=torch:model=model.pt2:aoti=1 out
 """
 import time
 

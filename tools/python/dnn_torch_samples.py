@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Write the TorchScript models of FATE's dnn-torch samples.
 
-    python3 make_samples.py DIR
+    python3 tools/python/dnn_torch_samples.py DIR
 
 FATE runs them without Python (tests/fate/dnn-torch.mak, against framecrc
 references in tests/ref/fate/); this script only makes the samples, once,
-for fate-suite/dnn-torch/.  Every model computes exactly in float32 and
+for fate-suite's dnn-torch/ folder.  Every model computes exactly in float32 and
 float16 on any CPU: sign flips, one-hot convolutions (a copy of a
 neighbouring pixel of another channel), nearest upsampling and additions
 of such terms, so that an output pixel is an input pixel or 255 minus one,
