@@ -163,8 +163,14 @@ static int frames_device(THCudaCtx *c, CUdevice *dev)
 static int check_primary(THCudaCtx *c, CUdevice dev)
 {
     CUcontext primary;
-    int ret = CHECK_CU(c->cu->cuDevicePrimaryCtxRetain(&primary, dev));
+    unsigned int flags;
+    int active, ret;
 
+    /* an inactive primary context is not the frames': none is made */
+    ret = CHECK_CU(c->cu->cuDevicePrimaryCtxGetState(dev, &flags, &active));
+    if (ret < 0 || !active)
+        return ret;
+    ret = CHECK_CU(c->cu->cuDevicePrimaryCtxRetain(&primary, dev));
     if (ret < 0)
         return ret;
     CHECK_CU(c->cu->cuDevicePrimaryCtxRelease(dev));

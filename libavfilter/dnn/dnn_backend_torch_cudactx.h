@@ -37,6 +37,7 @@ typedef struct THCudaCtx THCudaCtx;
 /**
  * @param frames_ref  the CUDA frames context of the input
  * @param device_index set to the frames' CUDA device
+ * *c is set also when this fails: call ff_dnn_th_cudactx_uninit() then too.
  */
 int ff_dnn_th_cudactx_init(THCudaCtx **c, void *log_ctx, AVBufferRef *frames_ref,
                            int *device_index);
