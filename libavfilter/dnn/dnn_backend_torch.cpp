@@ -59,6 +59,7 @@
 #include <torch/cuda.h>
 
 extern "C" {
+#include "config.h"
 #include "libavutil/avstring.h"
 #include "libavutil/cpu.h"
 #include "libavutil/file_open.h"
@@ -1356,6 +1357,9 @@ static int th_parse_device(DnnContext *ctx, THModel *th_model)
         av_log(ctx, AV_LOG_ERROR, "device '%s' is not supported; " TH_DEVICES "\n", opt);
         return AVERROR(EINVAL);
     }
+    if (ctx->device_id && !device.is_cuda())
+        av_log(ctx, AV_LOG_WARNING, "device_id=%d is for CUDA devices; ignored "
+               "for '%s'\n", ctx->device_id, opt);
     th_model->device_type  = device.type();
     th_model->device_index = device.has_index() && !device.is_cpu() ? device.index() : -1;
     return 0;
