@@ -283,14 +283,26 @@ static torch::Tensor th_batch_slot(const THModel *th_model, THInferRequest *requ
     return lead->input.narrow(0, k, 1);
 }
 
-/* Plane 0 of a CPU frame as an H x W x C tensor, without a copy. */
-static torch::Tensor th_frame_view(const AVFrame *frame, int channels)
+/*
+ * Plane 0 of a CPU frame as an H x W x C tensor, without a copy.  LibTorch
+ * takes no negative strides (from_blob() ends the process on one), so a
+ * frame stored bottom-up (negative linesize, as vflip hands out) is viewed
+ * from its last row: *flipped is then set, and row y of the view is row
+ * H - 1 - y of the frame.
+ */
+static torch::Tensor th_frame_view(const AVFrame *frame, int channels, bool *flipped)
 {
+    const ptrdiff_t ls = frame->linesize[0];
+    uint8_t *data = frame->data[0];
+
+    *flipped = ls < 0;
+    if (*flipped)
+        data += (ptrdiff_t)(frame->height - 1) * ls;
     if (frame->format == AV_PIX_FMT_GRAYF32)
-        return torch::from_blob(frame->data[0], { frame->height, frame->width, 1 },
-                                { frame->linesize[0] / 4, 1, 1 }, torch::kFloat32);
-    return torch::from_blob(frame->data[0], { frame->height, frame->width, channels },
-                            { frame->linesize[0], channels, 1 }, torch::kUInt8);
+        return torch::from_blob(data, { frame->height, frame->width, 1 },
+                                { (*flipped ? -ls : ls) / 4, 1, 1 }, torch::kFloat32);
+    return torch::from_blob(data, { frame->height, frame->width, channels },
+                            { *flipped ? -ls : ls, channels, 1 }, torch::kUInt8);
 }
 
 /* Frame channel that carries model channel c (the model always sees RGB). */
@@ -390,6 +402,7 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     const c10::Device device = th_device(th_model);
     int channels = th_format_channels(in->format);
     torch::Tensor src;
+    bool flipped;
 
     if (in->format == AV_PIX_FMT_CUDA)  /* only with a window: into the ring */
         return th_window_fill_cuda(th_model, in);
@@ -408,7 +421,9 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     if (CONFIG_LIBTORCH_CUDA && device.is_cuda() && th_model->batch == 1 && !th_model->window)
         return th_fill_cuda_staged(th_model, request, channels);
 
-    src = th_frame_view(in, channels);
+    src = th_frame_view(in, channels, &flipped);
+    if (flipped)
+        src = src.flip(0);
     if (!device.is_cpu()) {
         torch::Tensor staged = th_grow(request->stage, src.numel(), src.scalar_type(), device);
         staged = staged.view(src.sizes());
@@ -531,10 +546,12 @@ static int infer_completion_callback(THInferRequest *request)
 
     try {
         torch::NoGradGuard no_grad;
-        torch::Tensor dst = th_frame_view(out, channels);
+        bool flipped;
+        torch::Tensor dst = th_frame_view(out, channels, &flipped);
         torch::Tensor f;
         if (out->format == AV_PIX_FMT_GRAYF32) {
-            dst.copy_(y[0].permute({ 1, 2, 0 }));
+            f = y[0].permute({ 1, 2, 0 });
+            dst.copy_(flipped ? f.flip(0) : f);
             return 0;
         }
         if (y.device().is_cpu()) {     /* on the threads of the forward */
@@ -554,6 +571,8 @@ static int infer_completion_callback(THInferRequest *request)
         u8.copy_(f.permute({ 1, 2, 0 }));
         host.copy_(u8);
         f = host.permute({ 2, 0, 1 });
+        if (flipped)
+            f = f.flip(1);
         for (int c = 0; c < channels; c++)
             dst.select(2, th_frame_channel(out->format, c)).copy_(f[c]);
     } catch (const std::exception &e) {

@@ -114,6 +114,7 @@ static void th_output_shared(const torch::Tensor &y, int channels, const int *by
                              AVFrame *out, torch::Tensor &store)
 {
     const int64_t n = (int64_t)channels * out->height * out->width;
+    const ptrdiff_t ls = out->linesize[0];
     torch::Tensor f, dst;
 
     if (!store.defined() || store.numel() < n || store.scalar_type() != torch::kFloat32)
@@ -125,9 +126,11 @@ static void th_output_shared(const torch::Tensor &y, int channels, const int *by
         for (int c = 0; c < channels; c++)
             f.select(2, byte[c]).copy_(y[c]);
     at::nan_to_num_(f.mul_(255.0), 0.0).clamp_(0.0, 255.0).round_();
-    dst = torch::from_blob(out->data[0], { out->height, out->width, channels },
-                           { out->linesize[0], channels, 1 }, torch::kUInt8);
-    dst.copy_(f);
+    /* no negative strides in LibTorch: a bottom-up frame from its last row */
+    dst = torch::from_blob(out->data[0] + (ls < 0 ? (ptrdiff_t)(out->height - 1) * ls : 0),
+                           { out->height, out->width, channels },
+                           { ls < 0 ? -ls : ls, channels, 1 }, torch::kUInt8);
+    dst.copy_(ls < 0 ? f.flip(0) : f);
 }
 
 void ff_dnn_th_cpu_output_to_frame(const torch::Tensor &output, int channels,

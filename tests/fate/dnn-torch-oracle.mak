@@ -163,6 +163,36 @@ fate-dnn-torch-invert-vs-negate-rgb24: FUZZ = 0
 fate-dnn-torch-invert-vs-negate-rgb24: REF = $(DNNT)/invert-rgb24.ref
 FATE_DNN_TORCH += fate-dnn-torch-invert-vs-negate-rgb24
 
+# Frames stored bottom-up (negative linesizes, as vflip hands them out) on
+# both sides of the filter, against the same model on the frames flipped
+# beforehand and flipped back afterwards, all stored top-down: the same
+# bytes.  LibTorch takes no negative strides: before the fix the output of
+# rgb24 ended the process (std::terminate) when the conversion ran on
+# LibTorch's threads (async=0 on a machine of several cores).
+# $(1) name, $(2) model, $(3) the input of DNNT_ORACLE's test $(3) (its
+# pixfmt and size: $(4), $(5)x$(6)), $(7) filter options, $(8) unit
+define DNNT_VFLIP
+$(DNNT)/vflip-$(1).ref: $(DNNT)/$(3).in $(DNNT)/models.stamp
+	$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s $(5)x$(6) -i $$< -vf vflip -f rawvideo -y $$@.a
+	$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s $(5)x$(6) -i $$@.a \
+	    -vf $(DNNT_OPT)/$(2).pt$(7) -f rawvideo -y $$@.b
+	$(DNNT_FF) -f rawvideo -pix_fmt $(4) -s $(5)x$(6) -i $$@.b -vf vflip -f rawvideo -y $$@
+fate-dnn-torch-vflip-$(1): $(DNNT)/vflip-$(1).ref
+fate-dnn-torch-vflip-$(1): CMD = ffmpeg -f rawvideo -pix_fmt $(4) -s $(5)x$(6) \
+    -i $(TARGET_PATH)/$(DNNT)/$(3).in -vf vflip,$(DNNT_OPT)/$(2).pt$(7),vflip -f rawvideo -
+fate-dnn-torch-vflip-$(1): CMP = oneoff
+fate-dnn-torch-vflip-$(1): CMP_UNIT = $(8)
+fate-dnn-torch-vflip-$(1): FUZZ = 0
+fate-dnn-torch-vflip-$(1): REF = $(DNNT)/vflip-$(1).ref
+FATE_DNN_TORCH += fate-dnn-torch-vflip-$(1)
+endef
+$(eval $(call DNNT_VFLIP,rgb24,conv,conv-rgb24,rgb24,96,64,,u8))
+$(eval $(call DNNT_VFLIP,rgb24-sync,conv,conv-rgb24,rgb24,96,64,:async=0,u8))
+$(eval $(call DNNT_VFLIP,bgr24-sync,conv,conv-bgr24,bgr24,96,64,:async=0,u8))
+$(eval $(call DNNT_VFLIP,gray8-sync,conv1,conv1-gray8,gray8,91,51,:async=0,u8))
+$(eval $(call DNNT_VFLIP,grayf32,conv1,conv1-grayf32,grayf32,91,51,,f32))
+$(eval $(call DNNT_VFLIP,yuv420p-sync,conv1,conv1-yuv420p,yuv420p,91,51,:async=0,u8))
+
 # A stream that changes size twice: 5 frames of 64x48, 5 of 80x56, 5 of
 # 64x48, cut from one testsrc2 so that no two frames are alike.  Each part
 # is a raw file; the stream is read two ways: PNGs through image2, and

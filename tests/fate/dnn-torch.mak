@@ -25,6 +25,15 @@ endef
 
 $(eval $(call FATE_DNN_TORCH_TEST,invert-rgb24,rgb24,invert,))
 $(eval $(call FATE_DNN_TORCH_TEST,invert-bgr24-sync,bgr24,invert,:async=0))
+
+# frames stored bottom-up (negative linesizes, as vflip hands them out) on
+# both sides of the filter: invert is pointwise, so vflip, invert, vflip
+# gives the frames of invert-rgb24, with and without async
+FATE_DNN_TORCH-$(call ALLYES, VFLIP_FILTER $(DNN_TORCH_NEEDS)) += fate-dnn-torch-invert-rgb24-vflip fate-dnn-torch-invert-rgb24-vflip-sync
+fate-dnn-torch-invert-rgb24-vflip: CMD = framecrc -lavfi testsrc2=s=64x48:r=5:d=1,format=rgb24,vflip,$(DNN_TORCH_MODEL)/invert.pt,vflip -pix_fmt rgb24
+fate-dnn-torch-invert-rgb24-vflip-sync: CMD = framecrc -lavfi testsrc2=s=64x48:r=5:d=1,format=rgb24,vflip,$(DNN_TORCH_MODEL)/invert.pt:async=0,vflip -pix_fmt rgb24
+fate-dnn-torch-invert-rgb24-vflip fate-dnn-torch-invert-rgb24-vflip-sync: REF = $(SRC_PATH)/tests/ref/fate/dnn-torch-invert-rgb24
+
 $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24,rgb24,shift,))
 $(eval $(call FATE_DNN_TORCH_TEST,shift-bgr24-nireq2,bgr24,shift,:async=1:nireq=2))
 $(eval $(call FATE_DNN_TORCH_TEST,shift-rgb24-sync,rgb24,shift,:async=0,shift-rgb24))
