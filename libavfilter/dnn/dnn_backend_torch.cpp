@@ -840,11 +840,13 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         th_model->waiting++;
         ff_mutex_unlock(&th_model->mutex);
         ret = ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
-        if (ret < 0) {              /* not queued: no callback will count it */
+        if (ret < 0) {              /* not queued: no callback will come */
             ff_mutex_lock(&th_model->mutex);
             th_model->inflight -= (int)lead->batch.size();
             th_model->waiting--;
+            th_complete(th_model, lead, ret);
             ff_mutex_unlock(&th_model->mutex);
+            th_release(th_model, lead);
         }
         return ret;
     }
@@ -1076,8 +1078,6 @@ static int th_setup_precision(DnnContext *ctx, THModel *th_model)
     }
     if (th_model->dtype != weights)
         th_model->jit_model->to(th_model->dtype);
-    if (th_model->dtype != torch::kFloat32 && th_model->device_type == c10::DeviceType::CPU)
-        th_log_cpu_precision(ctx, th_model->dtype);
     return 0;
 }
 
@@ -1700,6 +1700,9 @@ static int th_start(THModel *th_model)
         ret = th_start_workers(ctx, th_model);
     if (ret < 0)
         return ret;
+    /* here the device is final: CUDA frames take the model to their GPU */
+    if (th_model->dtype != torch::kFloat32 && th_model->device_type == c10::DeviceType::CPU)
+        th_log_cpu_precision(ctx, th_model->dtype);
     av_log(ctx, AV_LOG_VERBOSE, "%s, %d request%s%s, batch size %d, intra-op "
            "threads: %d%s\n", ctx->async ? "async" : "sync", ctx->nireq,
            ctx->nireq == 1 ? "" : "s", th_model->nb_workers > 1 ? " side by side" : "",

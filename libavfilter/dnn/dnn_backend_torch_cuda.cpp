@@ -66,6 +66,14 @@ struct THCuda {
     torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
 };
 
+/* LibTorch's message without the backtrace that a c10::Error carries. */
+static const char *th_what(const std::exception &e)
+{
+    const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
+
+    return ce ? ce->what_without_backtrace() : e.what();
+}
+
 /* Pushes FFmpeg's CUDA context for the scope, pops it at the end. */
 class THCudaPush {
 public:
@@ -180,7 +188,7 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, AVBufferRef *frames_ref,
         cuda->stream = (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx);
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
-               cuda->device_index, e.what());
+               cuda->device_index, th_what(e));
         return AVERROR_EXTERNAL;
     }
 
@@ -211,7 +219,7 @@ void ff_dnn_th_cuda_log_device(void *log_ctx, int device_index)
                prop->minor, prop->totalGlobalMem >> 20);
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_WARNING, "cannot read the properties of "
-               "cuda:%d: %s\n", device_index, e.what());
+               "cuda:%d: %s\n", device_index, th_what(e));
     }
 }
 
@@ -243,7 +251,7 @@ static int th_run_apart(THCuda *cuda, const std::function<int()> &work)
         c10::cuda::getCurrentCUDAStream(index).synchronize();
         return ret;
     } catch (const std::exception &e) {
-        av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA work failed: %s\n", e.what());
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA work failed: %s\n", th_what(e));
         return AVERROR_EXTERNAL;
     }
 }
@@ -263,7 +271,7 @@ int ff_dnn_th_cuda_run(THCuda *cuda, const std::function<int()> &work)
             c10::cuda::getDefaultCUDAStream(index));
         return work();
     } catch (const std::exception &e) {
-        av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA stream setup failed: %s\n", e.what());
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "CUDA work failed: %s\n", th_what(e));
         return AVERROR_EXTERNAL;
     }
 }
@@ -490,7 +498,7 @@ int ff_dnn_th_cuda_stage_alloc(THCudaStage **pstage, void *log_ctx, int device_i
         st->k255     = new torch::Tensor(torch::scalar_tensor(255.0));
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
-               device_index, e.what());
+               device_index, th_what(e));
         return AVERROR_EXTERNAL;
     }
     return 0;
@@ -517,9 +525,7 @@ int ff_dnn_th_cuda_stage_run(THCudaStage *st, const std::function<int()> &work)
         THStreamScope scope(*st->stream);
         return work();
     } catch (const std::exception &e) {
-        const c10::Error *ce = dynamic_cast<const c10::Error *>(&e);
-        av_log(st->log_ctx, AV_LOG_ERROR, "model on the GPU failed: %s\n",
-               ce ? ce->what_without_backtrace() : e.what());
+        av_log(st->log_ctx, AV_LOG_ERROR, "model on the GPU failed: %s\n", th_what(e));
         return AVERROR_EXTERNAL;
     }
 }
@@ -578,7 +584,7 @@ int ff_dnn_th_cuda_stage_finish(THCudaStage *st, AVFrame *out)
     try {
         st->stream->synchronize();
     } catch (const std::exception &e) {
-        av_log(st->log_ctx, AV_LOG_ERROR, "model on the GPU failed: %s\n", e.what());
+        av_log(st->log_ctx, AV_LOG_ERROR, "model on the GPU failed: %s\n", th_what(e));
         return AVERROR_EXTERNAL;
     }
     av_image_copy_plane(out->data[0], out->linesize[0], st->host_out->data_ptr<uint8_t>(),
@@ -597,7 +603,7 @@ int ff_dnn_th_cuda_frame_to_tensor(THCuda *cuda, const AVFrame *frame, int chann
             return th_yuv_to_tensor(cuda, frame, channels, spec, input);
         th_rgb_to_tensor(cuda, frame, spec, store, input);
     } catch (const std::exception &e) {
-        av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n", e.what());
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "could not map the CUDA frame: %s\n", th_what(e));
         return AVERROR_EXTERNAL;
     }
     return 0;
@@ -629,7 +635,7 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
             th_tensor_to_rgb(cuda, output, frame);
         th_keep_alpha(cuda, in, frame);
     } catch (const std::exception &e) {
-        av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n", e.what());
+        av_log(cuda->log_ctx, AV_LOG_ERROR, "could not write the CUDA frame: %s\n", th_what(e));
         return AVERROR_EXTERNAL;
     }
     return 0;

@@ -60,7 +60,6 @@ struct THInputSpec {
  * The sw_formats of the CUDA frames the unit takes in place, the one list
  * of them: packed RGB (the padding byte of 4-byte pixels written as 255,
  * alpha kept) and the YUV formats NVDEC decodes to; AV_PIX_FMT_NONE-terminated.
- * The backend gives it as its DNNModule.cuda_sw_formats.
  */
 extern const enum AVPixelFormat ff_dnn_th_cuda_sw_formats[];
 

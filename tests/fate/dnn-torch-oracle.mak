@@ -110,7 +110,7 @@ endef
 $(eval $(call DNNT_BF16_PSNR,bf16-psnr-conv-rgb24,conv,96,64))
 $(eval $(call DNNT_BF16_PSNR,bf16-psnr-compact-rgb24,compact,48,32))
 
-# bf16 on the CPU: the load message follows the CPU's units (the kernel's
+# bf16 on the CPU: the message at the first frame follows the CPU's units (the kernel's
 # /proc/cpuinfo flags, an oracle apart from LibTorch's cpuinfo): with
 # avx512_bf16 or amx_bf16 a verbose line names them and nothing claims
 # slowness; without, a warning says the CPU has no bf16 units.
