@@ -335,6 +335,8 @@ static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
 /*
  * A one-channel output as the Y plane, and the input's chroma as it is
  * (get_output_th() refuses models that change the size on YUV frames).
+ * The chroma is copied here, in VRAM: vf_dnn_processing copies the chroma
+ * of CPU frames itself (copy_uv_planes()), but not of CUDA frames.
  */
 static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
                              const AVFrame *in, AVFrame *frame)

@@ -24,7 +24,7 @@
 
 extern "C" {
 #include "config.h"
-#include "libavutil/avassert.h"
+#include "libavutil/error.h"
 #include "libavutil/log.h"
 #include "libavutil/mem.h"
 }
@@ -100,7 +100,11 @@ int ff_dnn_th_window_input(THWindow *w, int64_t index, const THInputSpec &spec,
                                       (int)own.size(2), (int)own.size(3));
         for (int k = 0; k < w->tasks.size; k++) {
             int64_t i = ff_dnn_window_frame(&w->tasks, index, k);
-            av_assert0(i >= 0 && i < w->tasks.frames && w->tasks.frames - i <= w->tasks.size);
+            if (i < 0 || i >= w->tasks.frames || w->tasks.frames - i > w->tasks.size) {
+                av_log(w->log_ctx, AV_LOG_ERROR, "frame %" PRId64 " of the window "
+                       "is not in the ring\n", i);
+                return AVERROR_BUG;
+            }
             input.select(1, k).copy_(w->slot[i % w->tasks.size].input);
         }
     } catch (const std::exception &e) {
