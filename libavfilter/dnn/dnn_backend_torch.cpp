@@ -439,7 +439,7 @@ static int fill_model_input_th(THModel *th_model, THInferRequest *request)
     /* on the model's device: copy_ casts in place, without a temporary */
     for (int c = 0; c < channels; c++)
         x[0][c].copy_(src.select(2, th_frame_channel(in->format, c)));
-    x.div_(255.0);
+    x.mul_(1.0f / 255.0f);      /* as the CPU conversion and dnn_io_proc */
     return 0;
 }
 

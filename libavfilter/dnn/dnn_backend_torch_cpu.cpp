@@ -23,10 +23,11 @@
 
 #include "dnn_backend_torch_cpu.h"
 
-/* x / 255 in the model's dtype, built once per type, thread-safe. */
+/* x * (1 / 255), as dnn_io_proc and swscale make it, in the model's dtype,
+ * built once per type, thread-safe. */
 template <typename T> struct THLut {
     T v[256];
-    THLut() { for (int i = 0; i < 256; i++) v[i] = T(i / 255.0f); }
+    THLut() { for (int i = 0; i < 256; i++) v[i] = T(i * (1.0f / 255.0f)); }
 };
 
 /* An 8-bit frame into the input at dst, of strides cs, ys, xs. */

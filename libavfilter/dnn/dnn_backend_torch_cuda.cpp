@@ -63,7 +63,7 @@ struct THCuda {
     int interleaved;        ///< chroma as UV pairs in plane 1
     int device_index;
     cudaStream_t stream;    ///< FFmpeg's, where LibTorch works (NULL: default)
-    torch::Tensor *k255;    ///< the 0-dim divisor of uint8 -> [0, 1]
+    torch::Tensor *k255;    ///< the 0-dim factor 1/255 of uint8 -> [0, 1]
 };
 
 /* LibTorch's message without the backtrace that a c10::Error carries. */
@@ -184,7 +184,7 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, AVBufferRef *frames_ref,
         return ret;
 
     try {
-        cuda->k255   = new torch::Tensor(torch::scalar_tensor(255.0));
+        cuda->k255   = new torch::Tensor(torch::scalar_tensor(1.0f / 255.0f));
         cuda->stream = (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx);
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
@@ -370,7 +370,7 @@ static bool th_bytes_in_order(const int *byte, int channels)
 }
 
 /*
- * H x W x C uint8 (any strides) / 255 into input (1 x C x H x W, in the
+ * H x W x C uint8 (any strides) times 1/255 into input (1 x C x H x W, in the
  * model's dtype and layout), one kernel per channel run in byte order;
  * byte[c] is the byte of model channel c.
  */
@@ -379,12 +379,12 @@ static void th_bytes_to_input(const torch::Tensor &src, const int *byte, int cha
 {
     if (th_bytes_in_order(byte, channels)) {
         torch::Tensor planes = input[0];
-        at::div_out(planes, src.narrow(2, byte[0], channels).permute({ 2, 0, 1 }), k255);
+        at::mul_out(planes, src.narrow(2, byte[0], channels).permute({ 2, 0, 1 }), k255);
         return;
     }
     for (int c = 0; c < channels; c++) {
         torch::Tensor plane = input[0][c];
-        at::div_out(plane, src.select(2, byte[c]), k255);
+        at::mul_out(plane, src.select(2, byte[c]), k255);
     }
 }
 
@@ -497,7 +497,7 @@ int ff_dnn_th_cuda_stage_alloc(THCudaStage **pstage, void *log_ctx, int device_i
         st->host_out = new torch::Tensor();
         st->dev_in   = new torch::Tensor();
         st->dev_out  = new torch::Tensor();
-        st->k255     = new torch::Tensor(torch::scalar_tensor(255.0));
+        st->k255     = new torch::Tensor(torch::scalar_tensor(1.0f / 255.0f));
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
                device_index, th_what(e));

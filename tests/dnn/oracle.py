@@ -7,7 +7,8 @@ sees R, G, B), gray8, grayf32, or a planar YUV format whose Y plane goes
 through a one-channel model while chroma is carried over (only for models that
 keep the size).  Model output of any float type is widened to float32 first;
 float to 8 bits is round(clamp(y, 0, 1) * 255).  The input is made in the
-dtype of the model's weights (x / 255 in float32, then cast), or in DTYPE
+dtype of the model's weights (x * (1 / 255) in float32, as dnn_io_proc
+and swscale make it, then cast), or in DTYPE
 (fp32, fp16, bf16) when given: the model is then cast to it.
 
     python3 oracle.py MODEL PIXFMT WIDTH HEIGHT IN.raw OUT.raw [DTYPE]
@@ -69,11 +70,11 @@ def to_input(fmt, w, h, buf, dt):
         x = torch.from_numpy(np.frombuffer(buf, np.uint8).reshape(h, w, 3).copy())
         if fmt == "bgr24":
             x = x.flip(2)
-        return (x.permute(2, 0, 1).unsqueeze(0).float() / 255.0).to(dt)
+        return (x.permute(2, 0, 1).unsqueeze(0).float() * (1.0 / 255.0)).to(dt)
     if fmt == "grayf32":
         return torch.from_numpy(np.frombuffer(buf, np.float32).reshape(1, 1, h, w).copy())
     x = torch.from_numpy(np.frombuffer(buf[:w * h], np.uint8).reshape(1, 1, h, w).copy())
-    return (x.float() / 255.0).to(dt)
+    return (x.float() * (1.0 / 255.0)).to(dt)
 
 
 def to_frame(fmt, w, h, y, buf):
