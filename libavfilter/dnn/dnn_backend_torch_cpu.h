@@ -22,7 +22,7 @@
  * @file
  * The two conversions of a model on the CPU: 8-bit packed RGB/BGR or gray
  * into the model's input (its dtype, NCHW or channels-last strides) as
- * x / 255, in one pass; the model's output (float, half or bfloat16, any
+ * x * (1 / 255), in one pass; the model's output (float, half or bfloat16, any
  * strides: channels-last output is read as the packed pixels it is in
  * memory) into an 8-bit frame, clamped to [0, 1] (NaN gives 0), * 255,
  * rounded to nearest.  The output is converted where the forward ran, on

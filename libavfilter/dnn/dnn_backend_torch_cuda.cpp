@@ -328,7 +328,8 @@ static int th_yuv_to_tensor(THCuda *cuda, const AVFrame *frame, int channels,
         return AVERROR(EINVAL);
     }
     input = th_yuv_values(cuda, th_yuv_view(cuda, frame, 0, h, w))
-                .div((1 << cuda->depth) - 1).view({ 1, 1, h, w }).to(spec.dtype);
+                .mul(1.0f / ((1 << cuda->depth) - 1)).view({ 1, 1, h, w })
+                .to(spec.dtype);
     return 0;
 }
 
