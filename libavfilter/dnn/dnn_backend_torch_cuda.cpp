@@ -63,7 +63,7 @@ struct THCuda {
     int interleaved;        ///< chroma as UV pairs in plane 1
     int device_index;
     cudaStream_t stream;    ///< FFmpeg's, where LibTorch works (NULL: default)
-    torch::Tensor *k255;    ///< the 0-dim factor 1/255 of uint8 -> [0, 1]
+    torch::Tensor *kinv255; ///< the 0-dim factor 1/255 of uint8 -> [0, 1]
 };
 
 /* LibTorch's message without the backtrace that a c10::Error carries. */
@@ -184,7 +184,7 @@ int ff_dnn_th_cuda_init(THCuda **pcuda, void *log_ctx, AVBufferRef *frames_ref,
         return ret;
 
     try {
-        cuda->k255   = new torch::Tensor(torch::scalar_tensor(1.0f / 255.0f));
+        cuda->kinv255 = new torch::Tensor(torch::scalar_tensor(1.0f / 255.0f));
         cuda->stream = (cudaStream_t)ff_dnn_th_cudactx_stream(cuda->ctx);
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
@@ -204,7 +204,7 @@ void ff_dnn_th_cuda_uninit(THCuda **pcuda)
 {
     if (!*pcuda)
         return;
-    delete (*pcuda)->k255;
+    delete (*pcuda)->kinv255;
     ff_dnn_th_cudactx_uninit(&(*pcuda)->ctx);
     av_freep(pcuda);
 }
@@ -376,16 +376,16 @@ static bool th_bytes_in_order(const int *byte, int channels)
  * byte[c] is the byte of model channel c.
  */
 static void th_bytes_to_input(const torch::Tensor &src, const int *byte, int channels,
-                              const torch::Tensor &k255, torch::Tensor &input)
+                              const torch::Tensor &kinv255, torch::Tensor &input)
 {
     if (th_bytes_in_order(byte, channels)) {
         torch::Tensor planes = input[0];
-        at::mul_out(planes, src.narrow(2, byte[0], channels).permute({ 2, 0, 1 }), k255);
+        at::mul_out(planes, src.narrow(2, byte[0], channels).permute({ 2, 0, 1 }), kinv255);
         return;
     }
     for (int c = 0; c < channels; c++) {
         torch::Tensor plane = input[0][c];
-        at::mul_out(plane, src.select(2, byte[c]), k255);
+        at::mul_out(plane, src.select(2, byte[c]), kinv255);
     }
 }
 
@@ -406,7 +406,7 @@ static void th_rgb_to_tensor(THCuda *cuda, const AVFrame *frame, const THInputSp
                              torch::Tensor &store, torch::Tensor &input)
 {
     input = th_cuda_input(store, cuda->device_index, spec, 3, frame->height, frame->width);
-    th_bytes_to_input(th_cuda_view(cuda, frame), cuda->rgb, 3, *cuda->k255, input);
+    th_bytes_to_input(th_cuda_view(cuda, frame), cuda->rgb, 3, *cuda->kinv255, input);
 }
 
 /*
@@ -479,7 +479,7 @@ struct THCudaStage {
     c10::cuda::CUDAStream *stream;  ///< the request's own stream
     torch::Tensor *host_in, *host_out;  ///< grow-only page-locked bytes
     torch::Tensor *dev_in, *dev_out;    ///< grow-only device bytes
-    torch::Tensor *k255;
+    torch::Tensor *kinv255;
     int64_t rows, row_bytes;            ///< of the download in flight
 };
 
@@ -498,7 +498,7 @@ int ff_dnn_th_cuda_stage_alloc(THCudaStage **pstage, void *log_ctx, int device_i
         st->host_out = new torch::Tensor();
         st->dev_in   = new torch::Tensor();
         st->dev_out  = new torch::Tensor();
-        st->k255     = new torch::Tensor(torch::scalar_tensor(1.0f / 255.0f));
+        st->kinv255  = new torch::Tensor(torch::scalar_tensor(1.0f / 255.0f));
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
                device_index, th_what(e));
@@ -518,7 +518,7 @@ void ff_dnn_th_cuda_stage_free(THCudaStage **pstage)
     delete st->host_out;
     delete st->dev_in;
     delete st->dev_out;
-    delete st->k255;
+    delete st->kinv255;
     av_freep(pstage);
 }
 
@@ -559,7 +559,7 @@ int ff_dnn_th_cuda_stage_upload(THCudaStage *st, const AVFrame *in, int channels
         return 0;
     }
     th_bytes_to_input(dev.view({ in->height, in->width, channels }), byte, channels,
-                      *st->k255, input);
+                      *st->kinv255, input);
     return 0;
 }
 
