@@ -816,7 +816,9 @@ static void th_worker_finish(void *arg)
         th_worker_done(th_model, prev, th_finish_request(prev, prev->ret));
     /* held back only while a later batch is queued (waiting counts it from
      * th_submit() to its forward): that batch's finish, which always runs,
-     * even after quit or an error, finishes this one */
+     * even after quit or an error, finishes this one.  Only staged requests
+     * (CPU frames on CUDA) are held back, and they have one worker (they do
+     * not run side by side: th_side_by_side()), so no finish runs meanwhile */
     ff_mutex_lock(&th_model->mutex);
     keep = lead->finish && th_model->waiting > 0;
     if (keep)
@@ -839,16 +841,9 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         th_model->inflight += (int)lead->batch.size();
         th_model->waiting++;
         ff_mutex_unlock(&th_model->mutex);
-        ret = ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
-        if (ret < 0) {              /* not queued: no callback will come */
-            ff_mutex_lock(&th_model->mutex);
-            th_model->inflight -= (int)lead->batch.size();
-            th_model->waiting--;
-            th_complete(th_model, lead, ret);
-            ff_mutex_unlock(&th_model->mutex);
-            th_release(th_model, lead);
-        }
-        return ret;
+        /* with a pool this only queues the batch: it cannot fail, and the
+         * worker's callback completes the batch whatever its forward gives */
+        return ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
     }
 
     ret = th_finish_request(lead, th_run_with_threads(th_model, lead));

@@ -489,7 +489,6 @@ int ff_dnn_th_cuda_stage_alloc(THCudaStage **pstage, void *log_ctx, int device_i
 
     if (!st)
         return AVERROR(ENOMEM);
-    *pstage = st;
     st->log_ctx = log_ctx;
     try {
         st->stream = new c10::cuda::CUDAStream(
@@ -502,8 +501,10 @@ int ff_dnn_th_cuda_stage_alloc(THCudaStage **pstage, void *log_ctx, int device_i
     } catch (const std::exception &e) {
         av_log(log_ctx, AV_LOG_ERROR, "LibTorch cannot use cuda:%d: %s\n",
                device_index, th_what(e));
+        ff_dnn_th_cuda_stage_free(&st);
         return AVERROR_EXTERNAL;
     }
+    *pstage = st;
     return 0;
 }
 

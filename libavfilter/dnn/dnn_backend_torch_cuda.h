@@ -124,6 +124,7 @@ int ff_dnn_th_cuda_tensor_to_frame(THCuda *cuda, const torch::Tensor &output,
  * buffers are written again only by the next upload of its request, which
  * the backend starts after ff_dnn_th_cuda_stage_finish() has waited for the
  * stage's stream: no copy of the previous frame is still reading them.
+ * *stage is set only on success.
  */
 int ff_dnn_th_cuda_stage_alloc(THCudaStage **stage, void *log_ctx, int device_index);
 void ff_dnn_th_cuda_stage_free(THCudaStage **stage);
