@@ -125,6 +125,7 @@ typedef struct THModel {
     AVCond cond;
     int waiting;                ///< batches handed to the workers, not started
     int inflight;               ///< requests handed to the workers, not done
+    int nb_free;                ///< requests in request_queue: a pop does not wait
     int quit;
     int error;                  ///< first inference error; sticks
 
@@ -713,18 +714,41 @@ static void th_complete(THModel *th_model, THInferRequest *lead, int ret)
 
 /*
  * Give a request back to the free ones.  Where that fails (no memory for
- * the queue's node), the model stops with the error, so that no frame
- * waits for a request that is not coming back.
+ * the queue's node), the model stops with the error, and a filter thread
+ * waiting for a request (th_take_request()) wakes up to it.
  */
 static void th_give_back(THModel *th_model, THInferRequest *request)
 {
-    if (ff_safe_queue_push_back(th_model->request_queue, request) >= 0)
-        return;
-    av_log(th_model->ctx, AV_LOG_ERROR, "could not give a request back\n");
+    int ret = ff_safe_queue_push_back(th_model->request_queue, request);
+
+    if (ret < 0)
+        av_log(th_model->ctx, AV_LOG_ERROR, "could not give a request back\n");
     ff_mutex_lock(&th_model->mutex);
-    if (!th_model->error)
+    if (ret >= 0)
+        th_model->nb_free++;
+    else if (!th_model->error)
         th_model->error = AVERROR(ENOMEM);
+    ff_cond_broadcast(&th_model->cond);
     ff_mutex_unlock(&th_model->mutex);
+}
+
+/*
+ * A free request, once one is back; the model's error instead if it
+ * stopped with none to give (a request lost by th_give_back()).
+ */
+static int th_take_request(THModel *th_model, THInferRequest **request)
+{
+    int ret;
+
+    ff_mutex_lock(&th_model->mutex);
+    while (!th_model->nb_free && !th_model->error)
+        ff_cond_wait(&th_model->cond, &th_model->mutex);
+    ret = th_model->nb_free ? 0 : th_model->error;
+    th_model->nb_free -= !ret;
+    ff_mutex_unlock(&th_model->mutex);
+    if (!ret)
+        *request = (THInferRequest *)ff_safe_queue_pop_front(th_model->request_queue);
+    return ret;
 }
 
 /*
@@ -862,14 +886,20 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
 static int th_window_submit(void *opaque, TaskItem *task, int64_t index)
 {
     THModel *th_model = (THModel *)opaque;
-    THInferRequest *request = (THInferRequest *)ff_safe_queue_pop_front(th_model->request_queue);
+    THInferRequest *request = NULL;
     const THInputSpec spec = { th_model->dtype, !!th_model->channels_last };
     auto fill = [&]() -> int {
         return ff_dnn_th_window_input(th_model->window, index, spec,
                                       request->in_store, request->input);
     };
-    int ret;
+    int ret = th_take_request(th_model, &request);
 
+    if (ret < 0) {              /* the model stopped: the task ends with it */
+        ff_mutex_lock(&th_model->mutex);
+        task->inference_done++;
+        ff_mutex_unlock(&th_model->mutex);
+        return ret;
+    }
     request->task = task;
     request->batch.assign(1, request);  /* within what th_make_requests reserved */
     ret = th_is_cuda_frame(task->in_frame) ? ff_dnn_th_cuda_run(th_model->cuda, fill) : fill();
@@ -1655,6 +1685,7 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
         }
         if (ff_safe_queue_push_back(th_model->request_queue, request) < 0)
             return AVERROR(ENOMEM);
+        th_model->nb_free++;
     }
     return 0;
 }
@@ -1790,13 +1821,13 @@ static int dnn_execute_model_th(const DNNModel *model, DNNExecBaseParams *exec_p
     if (!task)
         return AVERROR(ENOMEM);
     ret = ff_dnn_fill_task(task, exec_params, th_model, ctx->async, 1);
+    if (ret >= 0)
+        ret = th_take_request(th_model, &request);
     if (ret < 0) {
         av_freep(&task);
         return ret;
     }
     task->inference_todo = 1;
-
-    request = (THInferRequest *)ff_safe_queue_pop_front(th_model->request_queue);
     request->task = task;
     ret = execute_model_th(th_model, request, &queued);
     if (ret < 0 && !queued) {
