@@ -60,6 +60,7 @@
 
 extern "C" {
 #include "config.h"
+#include "libavutil/avassert.h"
 #include "libavutil/avstring.h"
 #include "libavutil/cpu.h"
 #include "libavutil/file_open.h"
@@ -69,7 +70,6 @@ extern "C" {
 #include "libavutil/thread.h"
 #include "dnn_backend_common.h"
 #include "queue.h"
-#include "safe_queue.h"
 }
 
 #include "dnn_backend_torch_aoti.h"
@@ -107,7 +107,7 @@ typedef struct THModel {
 
     THInferRequest **requests;
     int nb_requests;
-    SafeQueue *request_queue;   ///< free requests; popping one waits
+    Queue *request_queue;       ///< free requests (mutex)
     Queue *task_queue;          ///< tasks in submission order
 
     /* async execution: workers, the rest guarded by mutex */
@@ -125,7 +125,6 @@ typedef struct THModel {
     AVCond cond;
     int waiting;                ///< batches handed to the workers, not started
     int inflight;               ///< requests handed to the workers, not done
-    int nb_free;                ///< requests in request_queue: a pop does not wait
     int quit;
     int error;                  ///< first inference error; sticks
 
@@ -719,17 +718,16 @@ static void th_complete(THModel *th_model, THInferRequest *lead, int ret)
  */
 static void th_give_back(THModel *th_model, THInferRequest *request)
 {
-    int ret = ff_safe_queue_push_back(th_model->request_queue, request);
+    int ret;
 
-    if (ret < 0)
-        av_log(th_model->ctx, AV_LOG_ERROR, "could not give a request back\n");
     ff_mutex_lock(&th_model->mutex);
-    if (ret >= 0)
-        th_model->nb_free++;
-    else if (!th_model->error)
+    ret = ff_queue_push_back(th_model->request_queue, request);
+    if (ret < 0 && !th_model->error)
         th_model->error = AVERROR(ENOMEM);
     ff_cond_broadcast(&th_model->cond);
     ff_mutex_unlock(&th_model->mutex);
+    if (ret < 0)
+        av_log(th_model->ctx, AV_LOG_ERROR, "could not give a request back\n");
 }
 
 /*
@@ -738,16 +736,16 @@ static void th_give_back(THModel *th_model, THInferRequest *request)
  */
 static int th_take_request(THModel *th_model, THInferRequest **request)
 {
-    int ret;
+    int ret = 0;
 
     ff_mutex_lock(&th_model->mutex);
-    while (!th_model->nb_free && !th_model->error)
+    while (!ff_queue_size(th_model->request_queue) && !th_model->error)
         ff_cond_wait(&th_model->cond, &th_model->mutex);
-    ret = th_model->nb_free ? 0 : th_model->error;
-    th_model->nb_free -= !ret;
+    if (ff_queue_size(th_model->request_queue))
+        *request = (THInferRequest *)ff_queue_pop_front(th_model->request_queue);
+    else
+        ret = th_model->error;
     ff_mutex_unlock(&th_model->mutex);
-    if (!ret)
-        *request = (THInferRequest *)ff_safe_queue_pop_front(th_model->request_queue);
     return ret;
 }
 
@@ -865,9 +863,11 @@ static int th_submit(THModel *th_model, THInferRequest *lead)
         th_model->inflight += (int)lead->batch.size();
         th_model->waiting++;
         ff_mutex_unlock(&th_model->mutex);
-        /* with a pool this only queues the batch: it cannot fail, and the
+        /* with a pool this only queues the batch and returns 0; the
          * worker's callback completes the batch whatever its forward gives */
-        return ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
+        ret = ff_dnn_start_inference_async(th_model->ctx, &lead->exec_module);
+        av_assert0(ret == 0);
+        return 0;
     }
 
     ret = th_finish_request(lead, th_run_with_threads(th_model, lead));
@@ -1448,7 +1448,7 @@ static void dnn_free_model_th(DNNModel **model)
         av_freep(&task);
     }
     ff_queue_destroy(th_model->task_queue);
-    ff_safe_queue_destroy(th_model->request_queue);
+    ff_queue_destroy(th_model->request_queue);
     th_free_requests(th_model);
     ff_dnn_th_cuda_uninit(&th_model->cuda);
     ff_dnn_th_window_free(&th_model->window);
@@ -1573,7 +1573,7 @@ static int th_init_sync(THModel *th_model)
     }
     th_model->sync_init = 1;
 
-    th_model->request_queue = ff_safe_queue_create();
+    th_model->request_queue = ff_queue_create();
     th_model->task_queue    = ff_queue_create();
     if (!th_model->request_queue || !th_model->task_queue)
         return AVERROR(ENOMEM);
@@ -1683,9 +1683,8 @@ static int th_make_requests(DnnContext *ctx, THModel *th_model)
         } catch (const std::exception &e) {
             return th_error(ctx, "could not make the requests", e);
         }
-        if (ff_safe_queue_push_back(th_model->request_queue, request) < 0)
+        if (ff_queue_push_back(th_model->request_queue, request) < 0)
             return AVERROR(ENOMEM);
-        th_model->nb_free++;
     }
     return 0;
 }

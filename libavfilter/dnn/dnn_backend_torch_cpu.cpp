@@ -137,8 +137,8 @@ static void th_output_shared(const torch::Tensor &y, int channels, const int *by
 void ff_dnn_th_cpu_output_to_frame(const torch::Tensor &output, int channels,
                                    const int *byte, AVFrame *out, torch::Tensor &store)
 {
-    /* The calling thread's count (the backend sets it per worker, or for the
-     * filter thread from the threads option): several threads share the
+    /* The calling thread's count (a worker's, which the backend sets; with
+     * async=0 the filter thread's own): several threads share the
      * conversion in LibTorch's ops; one thread converts alone, in one pass. */
     if (at::get_num_threads() > 1)
         th_output_shared(output, channels, byte, out, store);
