@@ -783,7 +783,11 @@ static void th_worker_done(THModel *th_model, THInferRequest *lead, int ret)
  * forward on the filter thread (async=0), which is the graph's or the
  * application's, runs on that thread's count, which the backend leaves
  * as it is.  Without OpenMP (AT_PARALLEL_OPENMP) LibTorch has one count
- * for the process: the backend sets none.
+ * for the process: the backend sets none.  Workers side by side may call
+ * at::set_num_threads() at once, each at its first forward (the count
+ * then stays); its process-wide part (caffe2's pool, oneDNN's kernel
+ * cache, which it clears) is shared with forwards already running on
+ * other workers.
  */
 static int th_run_with_threads(THModel *th_model, THInferRequest *request)
 {
