@@ -121,7 +121,8 @@ static void th_output_shared(const torch::Tensor &y, int channels, const int *by
     if (!store.defined() || store.numel() < n || store.scalar_type() != torch::kFloat32)
         store = torch::empty({ n }, torch::kFloat32);
     f = store.narrow(0, 0, n).view({ out->height, out->width, channels });
-    if (channels == 1 || byte[0] == 0)      /* the frame's order: one copy */
+    /* a frame in the model's order (R, G, B; gray): one copy */
+    if (channels == 1 || (byte[0] == 0 && byte[1] == 1))
         f.permute({ 2, 0, 1 }).copy_(y);
     else
         for (int c = 0; c < channels; c++)
