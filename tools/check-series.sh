@@ -84,7 +84,7 @@ for p in $patches; do
 done
 
 # our flags; before the commit that adds --enable-libtorch-cuda (--each),
-# or --enable-libtorch-aoti (the RFC series apart), without it
+# or --enable-libtorch-aoti (the series kept apart), without it
 configure() {
     flags=$(val FF_FLAGS)
     for o in --enable-libtorch-cuda --enable-libtorch-aoti; do

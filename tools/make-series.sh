@@ -252,7 +252,8 @@ rm -rf "$used" "$msg" "$locals" "$fixed" "$work.want" "$work.want.s" "$work.used
 
 # The commits marked Apart: go out as series of their own, and the rest
 # without them: so the rest must not need them.  Each applies to base, or
-# with "Apart: NAME after" on top of the rest, as an RFC.
+# with "Apart: NAME after" on top of the rest (kept, not sent: the
+# cover letter does not count it).
 git -C "$work" reset -q --hard HEAD
 pick() {
     git -C "$work" checkout -q -b "$1" "$3"
@@ -265,11 +266,11 @@ pick() {
 pick sent "" base
 git -C "$work" format-patch -q --no-signature $signoff --cover-letter -o "$out" base..sent
 for name in $(cut -d' ' -f2 "$aparts" | sort -u); do
-    from=base prefix=PATCH
-    ! grep -qxF "$name" "$afters" || from=sent prefix="RFC PATCH"
+    from=base
+    ! grep -qxF "$name" "$afters" || from=sent
     pick "apart-$name" "$name" $from
     rm -rf "$out-$name"
-    git -C "$work" format-patch -q --no-signature $signoff --subject-prefix="$prefix" \
+    git -C "$work" format-patch -q --no-signature $signoff \
         -o "$out-$name" $from.."apart-$name"
     echo "make-series: $(ls "$out-$name" | wc -l) patch(es) apart in $out-$name"
 done

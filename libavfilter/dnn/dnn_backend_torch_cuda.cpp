@@ -345,15 +345,18 @@ static void th_tensor_to_yuv(THCuda *cuda, const torch::Tensor &output,
     const int64_t h = output.size(2), w = output.size(3);
     const int64_t ch = AV_CEIL_RSHIFT(h, cuda->sub_h), cw = AV_CEIL_RSHIFT(w, cuda->sub_w);
     const double max = (1 << cuda->depth) - 1;
-    torch::Tensor y = output[0].to(torch::kFloat32).mul(max).nan_to_num_(0.0)
-                          .round_().clamp_(0.0, max).permute({ 1, 2, 0 });
+    /* one float and (P010) one int32 temporary; the rest in place */
+    torch::Tensor y = output[0].to(torch::kFloat32, false, true).mul_(max)
+                          .nan_to_num_(0.0).round_().clamp_(0.0, max)
+                          .permute({ 1, 2, 0 });
 
-    /* P010 keeps a sample in the high bits of a 16-bit word.  LibTorch has
-     * no uint16 copy, so the plane is an int16 view: shifted samples from
-     * 32768 up wrap to negative int16 values, whose two's complement bytes
-     * are the same 16 bits. */
+    /* P010 keeps a sample in the high bits of a 16-bit word, and the plane
+     * is an int16 view (LibTorch has no uint16 copy): a word from 32768 up
+     * goes in as the int16 of the same 16 bits, word - 65536, so that the
+     * copy converts only values int16 holds. */
     if (cuda->depth > 8)
-        y = y.to(torch::kInt32).bitwise_left_shift(16 - cuda->depth);
+        y = y.to(torch::kInt32).bitwise_left_shift_(16 - cuda->depth)
+                 .bitwise_xor_(0x8000).sub_(0x8000);
     th_yuv_view(cuda, frame, 0, h, w).copy_(y);
     for (int p = 1; p < (cuda->interleaved ? 2 : 3); p++)
         th_yuv_view(cuda, frame, p, ch, cw).copy_(th_yuv_view(cuda, in, p, ch, cw));
