@@ -114,8 +114,13 @@ $(eval $(call DNNT_BF16_PSNR,bf16-psnr-compact-rgb24,compact,48,32))
 # /proc/cpuinfo flags, an oracle apart from LibTorch's cpuinfo): with
 # avx512_bf16 or amx_bf16 a verbose line names them and nothing claims
 # slowness; without, a warning says the CPU has no bf16 units.
+# A LibTorch before 2.11 cannot tell the units (the Python's torch stands
+# for it: configure takes both from one install unless told otherwise).
 DNNT_CPU_BF16 := $(shell grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo 2>/dev/null && echo yes)
-DNNT_BF16_MSG = $(if $(DNNT_CPU_BF16),"runs in bf16 on the CPU$(DNNT_COMMA) which has units for it .[a-z0-9_$(DNNT_COMMA) ]*bf16" "!often slower","which has no bf16 units: correct$(DNNT_COMMA) but often slower")
+DNNT_TELLS_UNITS = $(shell $(TORCH_PYTHON) -c "import torch; v = torch.__version__.split('.'); \
+    print('yes' if (int(v[0]), int(v[1])) >= (2, 11) else '')" 2>/dev/null)
+DNNT_BF16_MSG = $(if $(DNNT_TELLS_UNITS),$(DNNT_BF16_UNITS_MSG),"runs in bf16 on the CPU; this LibTorch does not say whether the CPU has units for it")
+DNNT_BF16_UNITS_MSG = $(if $(DNNT_CPU_BF16),"runs in bf16 on the CPU$(DNNT_COMMA) which has units for it .[a-z0-9_$(DNNT_COMMA) ]*bf16" "!often slower","which has no bf16 units: correct$(DNNT_COMMA) but often slower")
 fate-dnn-torch-bf16-cpu-message: $(DNNT)/models.stamp
 fate-dnn-torch-bf16-cpu-message: CMD = $(DNNT_PY)/expect_output.py $(DNNT_BF16_MSG) -- \
     $(TARGET_PATH)/ffmpeg$(PROGSSUF)$(EXESUF) -nostdin -hide_banner -v verbose \
@@ -1176,6 +1181,20 @@ fate-dnn-torch-link-torch-cuda: CMD = $(DNNT_PY)/expect_output.py \
     "NEEDED.*\[libtorch_cuda\.so\]" -- readelf -d $(TARGET_PATH)/ffmpeg$(PROGSSUF)_g$(EXESUF)
 fate-dnn-torch-link-torch-cuda: CMP = null
 FATE_DNN_TORCH += fate-dnn-torch-link-torch-cuda
+endif
+
+# A build without AOTInductor packages (configure leaves
+# --enable-libtorch-aoti out where LibTorch's loader is not the one the
+# backend calls) runs the tests that need no package: those that run one
+# through ffmpeg are left out; the exporter's own and a TorchScript file
+# named .pt2 stay.
+ifneq ($(CONFIG_LIBTORCH_AOTI),yes)
+DNNT_RUNS_PACKAGE = fate-dnn-torch-pt2-% fate-dnn-torch-err-pt2-% fate-dnn-torch-win-pt2-% \
+    fate-dnn-torch-channels-package fate-dnn-torch-export-sizes-% \
+    fate-dnn-torch-export-compact-rgb24 fate-dnn-torch-export-esrgan-rgb24 \
+    fate-dnn-torch-export-dncnn-gray8 fate-dnn-torch-export-dncnn-yuv420p
+FATE_DNN_TORCH := $(filter-out $(DNNT_RUNS_PACKAGE),$(FATE_DNN_TORCH)) \
+    fate-dnn-torch-pt2-torchscript-by-content
 endif
 
 FATE_FFMPEG-$(CONFIG_LIBTORCH) += $(FATE_DNN_TORCH)
