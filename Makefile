@@ -92,7 +92,8 @@ $(NOPY)/python3:
 
 check: ffmpeg-build $(NOPY)/python3
 	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-* $(OBJ)/tests/data/fate/ffmpeg-reinit*
-	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
+	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL) \
+	    TORCH_PYTHON=$(PYTHON)
 	-+@PATH="$(NOPY):$(PATH)" CCACHE_NOHASHDIR=1 $(MAKE) -C $(OBJ) -k -j$(JOBS) \
 	    fate-dnn-torch-samples SAMPLES=$(SAMPLES_DIR)
 	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch-oracle TORCH_PYTHON=$(PYTHON) \
@@ -101,7 +102,8 @@ check: ffmpeg-build $(NOPY)/python3
 
 check-gpu: ffmpeg-build
 	@rm -rf $(OBJ)/tests/data/fate/dnn-torch-* $(OBJ)/tests/data/fate/ffmpeg-reinit*
-	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL)
+	@$(MAKE) -s -C $(OBJ) fate-dnn-torch-list DNNT_TOP=$(TOP) DNNT_MASTER=$(MASTER_TARBALL) \
+	    TORCH_PYTHON=$(PYTHON)
 	-+@$(FATE_ENV) $(MAKE) -C $(OBJ) -k -j$(JOBS) fate-dnn-torch fate-ffmpeg-reinit fate-ffmpeg-reinit-drain \
 	    SAMPLES=$(SAMPLES_DIR) TORCH_PYTHON=$(PYTHON) \
 	    DNNT_TOP=$(TOP) DNNT_TARBALL=$(FFMPEG_TARBALL) DNNT_MASTER=$(MASTER_TARBALL)
