@@ -107,7 +107,8 @@ typedef struct THModel {
 
     THInferRequest **requests;
     int nb_requests;
-    Queue *request_queue;       ///< free requests (mutex)
+    Queue *request_queue;       ///< free requests: filled at init, then taken and
+                                ///< given back under mutex
     Queue *task_queue;          ///< tasks in submission order
 
     /* async execution: workers, the rest guarded by mutex */
